@@ -1,0 +1,232 @@
+"""The `linkroof` command. Each command parses, calls the library, renders; no logic here."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from . import __version__
+from .errors import LinkroofError
+
+JSON_HELP = "Print JSON on stdout and nothing else there."
+
+
+class UserError(click.ClickException):
+    def __init__(self, message: str, exit_code: int = 1):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"linkroof: {self.format_message()}", err=True)
+
+
+class Group(click.Group):
+    """Turns errors a user can cause into one line and an exit code, not a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except LinkroofError as e:
+            raise UserError(str(e), e.exit_code) from None
+        except KeyboardInterrupt:
+            raise UserError("interrupted", 130) from None
+
+
+def _console(err: bool = False) -> Any:
+    from rich.console import Console
+
+    return Console(stderr=err, soft_wrap=False, width=None if sys.stdout.isatty() else 160)
+
+
+def _echo_json(text: str) -> None:
+    click.echo(text)
+
+
+def _store(ctx: click.Context) -> Any:
+    from .store import Store
+
+    return Store(ctx.obj.get("store"))
+
+
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="linkroof")
+@click.option("--store", type=click.Path(dir_okay=False), envvar="LINKROOF_STORE", default=None,
+              help="SQLite file of saved profiles (default: $LINKROOF_STORE, else your data directory).")
+@click.pass_context
+def cli(ctx: click.Context, store: str | None) -> None:
+    """linkroof: what your multi-GPU machine's links deliver, by which mechanism, and how
+    close your kernels come to it.
+
+    \b
+    Start with:
+      linkroof run            probe this machine and save a profile (no GPU: the bundled
+                              2xH200 reference, said so)
+      linkroof probe          GPUs, NVLinks, PCIe, NUMA, NICs and spec ceilings
+      linkroof runs list      profiles saved in the store
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["store"] = store
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.option("--record", type=click.Path(dir_okay=False, writable=True),
+              help="Save every raw NVML and sysfs answer (errors too) to this file, for --replay.")
+@click.option("--replay", metavar="NAME|FILE",
+              help="Rebuild the topology from a recording instead of the driver: a bundled name "
+                   "(e.g. h200x2) or a file written by --record.")
+def probe(as_json: bool, record: str | None, replay: str | None) -> None:
+    """Discover GPUs, NVLinks, PCIe, NUMA and NICs, and derive spec ceilings.
+
+    Reads NVML and sysfs only: nothing is run on the GPUs. Without an NVIDIA driver or
+    GPU it says so and exits with status 3; --replay works anywhere."""
+    from .profiler.probe import probe as run_probe
+
+    if record and replay:
+        raise click.UsageError("--record and --replay exclude each other")
+    topology = run_probe(replay=replay, record=record)
+    if as_json:
+        from .schema import dumps
+
+        _echo_json(dumps(topology))
+        return
+    from .render import topology_view
+
+    _console().print(topology_view(topology))
+    if record:
+        click.echo(f"Recorded every NVML and sysfs answer to {record} (replay with --replay {record}).", err=True)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.option("--no-save", is_flag=True, help="Do not save the profile in the store.")
+@click.option("--label", default=None, help="A label for the saved profile.")
+@click.pass_context
+def run(ctx: click.Context, as_json: bool, no_save: bool, label: str | None) -> None:
+    """The whole job: probe this machine and save a profile in the store.
+
+    With no NVIDIA GPU here, uses the bundled reference recorded on a real 2xH200
+    machine instead, and says so."""
+    import dataclasses
+
+    from .profiler.session import probe_profile
+
+    profile, fallback = probe_profile(allow_reference=True)
+    if label:
+        profile = dataclasses.replace(profile, label=label)
+    if fallback:
+        click.secho(fallback, fg="yellow", err=True)
+    saved_to = None
+    if not no_save:
+        with _store(ctx) as store:
+            store.put(profile)
+            saved_to = store.path
+    if as_json:
+        from .schema import dumps
+
+        _echo_json(dumps(profile))
+    else:
+        from .render import topology_view
+
+        _console().print(topology_view(profile.topology))
+    if saved_to:
+        click.echo(f"Saved profile {profile.id} to {saved_to}", err=True)
+
+
+@cli.group(cls=Group)
+def runs() -> None:
+    """Manage the profiles saved in the store (list, show, export, import, rm)."""
+
+
+@runs.command("list")
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(1), help="Profiles per page.")
+@click.option("--page", default=1, show_default=True, type=click.IntRange(1), help="Page to show (newest first).")
+@click.pass_context
+def runs_list(ctx: click.Context, as_json: bool, limit: int, page: int) -> None:
+    """List saved profiles, newest first."""
+    import json
+
+    with _store(ctx) as store:
+        rows = store.list(limit=limit, offset=(page - 1) * limit)
+        total = store.count()
+    if as_json:
+        _echo_json(json.dumps({"total": total, "page": page, "profiles": rows}, indent=1))
+        return
+    from .render import profiles_table
+
+    if not rows:
+        click.echo(f"No profiles{' on this page' if total else ''} in the store (linkroof run saves one).")
+        return
+    _console().print(profiles_table(rows))
+    click.echo(f"{len(rows)} of {total} profiles (page {page}).")
+
+
+@runs.command("show")
+@click.argument("profile_id")
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.pass_context
+def runs_show(ctx: click.Context, profile_id: str, as_json: bool) -> None:
+    """Show one profile (an id, or a unique prefix of one)."""
+    with _store(ctx) as store:
+        profile = store.get(profile_id)
+    if as_json:
+        from .schema import dumps
+
+        _echo_json(dumps(profile))
+        return
+    from .render import profile_summary
+
+    _console().print(profile_summary(profile))
+
+
+@runs.command("export")
+@click.argument("profile_id")
+@click.option("-o", "--out", type=click.Path(dir_okay=False), help="Write here instead of stdout.")
+@click.pass_context
+def runs_export(ctx: click.Context, profile_id: str, out: str | None) -> None:
+    """Write a profile as schema-versioned JSON."""
+    from .schema import dumps
+
+    with _store(ctx) as store:
+        text = dumps(store.get(profile_id))
+    if out:
+        Path(out).write_text(text + "\n")
+        click.echo(f"Wrote {out}", err=True)
+    else:
+        _echo_json(text)
+
+
+@runs.command("import")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--replace", is_flag=True, help="Overwrite a stored profile with the same id.")
+@click.pass_context
+def runs_import(ctx: click.Context, file: str, replace: bool) -> None:
+    """Validate a profile JSON file and add it to the store (nothing is written if invalid)."""
+    from .store import load_profile_file
+
+    profile = load_profile_file(file)
+    with _store(ctx) as store:
+        store.put(profile, replace=replace)
+    click.echo(f"Imported profile {profile.id}")
+
+
+@runs.command("rm")
+@click.argument("profile_id")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.pass_context
+def runs_rm(ctx: click.Context, profile_id: str, yes: bool) -> None:
+    """Remove a profile from the store."""
+    with _store(ctx) as store:
+        profile = store.get(profile_id)
+        if not yes and not click.confirm(f"Remove profile {profile.id} ({', '.join(profile.hostnames)})?"):
+            raise UserError("not removed")
+        store.remove(profile.id)
+    click.echo(f"Removed profile {profile.id}")
+
+
+def main() -> None:
+    cli(prog_name="linkroof")

@@ -1,0 +1,1 @@
+"""Dash app and pure figure builders (see the dashboard issue)."""

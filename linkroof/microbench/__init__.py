@@ -1,0 +1,1 @@
+"""CUDA microbenchmarks through CuPy (imported lazily; see the microbenchmark issue)."""

@@ -1,0 +1,1 @@
+"""Topology probe (NVML + sysfs), recordings, environment; later: run orchestration and counters."""

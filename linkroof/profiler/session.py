@@ -1,0 +1,52 @@
+"""Putting a profile together: topology + environment (+ measurements, from `linkroof bench`)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import secrets
+from collections.abc import Sequence
+
+from ..errors import NoGpuError
+from ..schema import Environment, Measurement, Profile, Skipped, Topology
+from .environment import collect_environment
+from .recording import live_source, resolve, replay_source
+from .probe import probe_source
+
+REFERENCE = "h200x2"  # the bundled recording used when this machine has no GPU
+
+
+def new_profile_id(now: _dt.datetime | None = None) -> str:
+    now = now or _dt.datetime.now(_dt.timezone.utc)
+    return now.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+
+
+def make_profile(topologies: Sequence[Topology], environments: Sequence[Environment],
+                 measurements: Sequence[Measurement] = (), skipped: Sequence[Skipped] = (),
+                 label: str = "", notes: Sequence[str] = ()) -> Profile:
+    now = _dt.datetime.now(_dt.timezone.utc)
+    return Profile(id=new_profile_id(now), created_at=now.isoformat(timespec="seconds"),
+                   topologies=tuple(topologies), environments=tuple(environments),
+                   measurements=tuple(measurements), skipped=tuple(skipped), label=label, notes=tuple(notes))
+
+
+def probe_profile(allow_reference: bool = True) -> tuple[Profile, str | None]:
+    """Probe this machine into a profile (topology + environment). With no GPU and
+    `allow_reference`, use the bundled reference recording instead; the second value
+    then says why, for the user."""
+    try:
+        source = live_source()
+        try:
+            topology = probe_source(source)
+            env = collect_environment(source.nvml, len(topology.gpus))
+        finally:
+            source.close()
+    except NoGpuError as e:
+        if not allow_reference:
+            raise
+        data, label = resolve(REFERENCE)
+        topology = probe_source(replay_source(data, label))
+        reason = (f"No NVIDIA GPU here ({e}); using the bundled reference recorded on a real "
+                  f"2xH200 machine ({REFERENCE}).")
+        return make_profile([topology], [collect_environment()], label=f"reference:{REFERENCE}",
+                            notes=[reason]), reason
+    return make_profile([topology], [env], label="probe"), None

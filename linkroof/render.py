@@ -1,0 +1,185 @@
+"""Text renderings of the data model for the terminal: pure functions returning strings
+or rich renderables; the CLI prints them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from .schema import Profile, Topology, Unknown, known
+from .units import format_bytes, format_rate
+
+
+def show(value: Any, fmt: Any = str) -> str:
+    """A value for a table cell: Unknown -> 'N/A'."""
+    if value is None or isinstance(value, Unknown):
+        return "N/A"
+    return fmt(value)
+
+
+def _rate(x: Any, digits: int = 1) -> str:
+    return show(x, lambda v: format_rate(v, digits))
+
+
+def topo_matrix(topo: Topology) -> str:
+    """The connection matrix the way `nvidia-smi topo -m` prints it (aligned with spaces)."""
+    gpus = topo.gpus
+    nics = topo.nics
+    cols = [g.label for g in gpus] + [f"NIC{i}" for i in range(len(nics))]
+    header = ["", *cols, "CPU Affinity", "NUMA Affinity", "GPU NUMA ID"]
+    rows = [header]
+    for g in gpus:
+        cells = [g.label]
+        for other in gpus:
+            cells.append("X" if other.index == g.index else _pair_cell(topo, g.index, other.index))
+        for nic in nics:
+            cells.append(nic.gpu_levels[g.index] if g.index < len(nic.gpu_levels) else "?")
+        cells += [show(g.cpu_affinity), show(g.numa_affinity), show(g.gpu_numa_id)]
+        rows.append(cells)
+    for i, nic in enumerate(nics):
+        cells = [f"NIC{i}"]
+        cells += [nic.gpu_levels[g.index] if g.index < len(nic.gpu_levels) else "?" for g in gpus]
+        cells += ["X" if j == i else (nic.nic_levels[j] if j < len(nic.nic_levels) else "?") for j in range(len(nics))]
+        cells += ["", "", ""]
+        rows.append(cells)
+    widths = [max(len(r[c]) for r in rows) for c in range(len(header))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
+    if nics:
+        lines += ["", "NIC Legend:", ""] + [f"  NIC{i}: {nic.name}" for i, nic in enumerate(nics)]
+    return "\n".join(lines)
+
+
+def _pair_cell(topo: Topology, a: int, b: int) -> str:
+    p = topo.pair(a, b)
+    if known(p.nvlink_count) and p.nvlink_count:
+        return f"NV{p.nvlink_count}"
+    return show(p.pcie_level, str) if known(p.pcie_level) else "?"
+
+
+def p2p_matrix(topo: Topology) -> str:
+    """P2P status per ordered pair as read/write/atomics, like `nvidia-smi topo -p2p r/w/a`."""
+    gpus = topo.gpus
+    rows = [["", *[g.label for g in gpus]]]
+    for g in gpus:
+        cells = [g.label]
+        for o in gpus:
+            if o.index == g.index:
+                cells.append("X")
+            else:
+                p = topo.pair(g.index, o.index)
+                cells.append("/".join(show(s) for s in (p.p2p_read, p.p2p_write, p.p2p_atomics)))
+        rows.append(cells)
+    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+
+
+def gpu_table(topo: Topology) -> Table:
+    t = Table(title="GPUs", title_justify="left")
+    for col in ("GPU", "Name", "Bus ID", "CC", "SMs", "Memory", "Max SM / Mem clock", "PCIe cur / max",
+                "CPU affinity", "NUMA", "MIG"):
+        t.add_column(col)
+    for g in topo.gpus:
+        pcie = (f"Gen{show(g.pcie_gen_current)} x{show(g.pcie_width_current)} / "
+                f"Gen{show(g.pcie_gen_max)} x{show(g.pcie_width_max)}")
+        mig = "N/A" if not known(g.mig.enabled) else ("on" + (f" ({g.mig.instances} inst.)" if known(g.mig.instances) else "")
+                                                       if g.mig.enabled else "off")
+        t.add_row(str(g.index), show(g.name), show(g.pci_bus_id), show(g.compute_capability), show(g.sm_count),
+                  show(g.memory_total_bytes, format_bytes),
+                  f"{show(g.max_sm_clock_mhz)} / {show(g.max_memory_clock_mhz)} MHz", pcie,
+                  show(g.cpu_affinity), show(g.numa_affinity), mig)
+    return t
+
+
+def links_table(topo: Topology) -> Table:
+    t = Table(title="NVLinks", title_justify="left")
+    for col in ("GPU", "Active / reported", "Version", "Per link (line / data)", "Reaches", "P2P / atomics",
+                "Fabric clique"):
+        t.add_column(col)
+    for g in topo.gpus:
+        active = g.active_nvlinks
+        if not g.nvlinks:
+            t.add_row(g.label, "none reported", "", "", "", "", show(g.fabric.clique_id))
+            continue
+        first = active[0] if active else g.nvlinks[0]
+        reaches: dict[str, int] = {}
+        for link in active:
+            key = {"switch": "NVSwitch", "gpu": f"GPU {show(link.remote_bus_id)}", "cpu": "CPU"}.get(link.remote_type, "unknown")
+            reaches[key] = reaches.get(key, 0) + 1
+        p2p = {str(link.p2p_supported) for link in active} | set()
+        atom = {str(link.p2p_atomics) for link in active}
+        t.add_row(
+            g.label, f"{len(active)} / {len(g.nvlinks)}",
+            f"NVLink {show(first.version)}",
+            f"{_rate(first.line_rate_bytes_per_s, 4)} / {_rate(first.data_rate_bytes_per_s, 2)}",
+            ", ".join(f"{n} x {k}" for k, n in reaches.items()) or "-",
+            f"{'/'.join(sorted(p2p)) or '-'} / {'/'.join(sorted(atom)) or '-'}",
+            show(g.fabric.clique_id),
+        )
+    return t
+
+
+def nics_table(topo: Topology) -> Table:
+    t = Table(title="NICs", title_justify="left")
+    for col in ("NIC", "Name", "Kind", "Link layer", "Rate", "State", "Bus ID", "Nearest GPU"):
+        t.add_column(col)
+    for i, nic in enumerate(topo.nics):
+        nearest = (f"GPU{nic.nearest_gpu} ({nic.gpu_levels[nic.nearest_gpu]})" if known(nic.nearest_gpu) else "N/A")
+        t.add_row(f"NIC{i}", nic.name, nic.kind, show(nic.link_layer), _rate(nic.rate_bytes_per_s), show(nic.state),
+                  show(nic.pci_bus_id), nearest)
+    return t
+
+
+def ceilings_table(topo: Topology) -> Table:
+    t = Table(title="Ceilings (spec, per direction)", title_justify="left")
+    for col in ("Path", "Kind", "Line rate", "Data rate", "Basis"):
+        t.add_column(col)
+    for c in topo.ceilings:
+        t.add_row(c.name, c.kind, _rate(c.bytes_per_s), _rate(c.data_bytes_per_s),
+                  c.basis or (c.bytes_per_s.reason if isinstance(c.bytes_per_s, Unknown) else ""))
+    return t
+
+
+def topology_view(topo: Topology) -> Group:
+    head = Text.assemble(
+        ("linkroof probe", "bold"), f"  {topo.host.hostname}  ",
+        f"driver {show(topo.driver_version)}  CUDA {show(topo.cuda_driver_version)}  ",
+        (f"source: {topo.source}", "dim"))
+    parts: list[Any] = [head, gpu_table(topo), links_table(topo),
+                        Text("Connections (like nvidia-smi topo -m)", style="italic"), Text(topo_matrix(topo)),
+                        Text(""), Text("P2P read / write / atomics (NVML)", style="italic"), Text(p2p_matrix(topo))]
+    if topo.nics:
+        parts.append(nics_table(topo))
+    parts.append(ceilings_table(topo))
+    if topo.notes:
+        parts.append(Text("Notes:\n" + "\n".join(f"  - {n}" for n in topo.notes), style="yellow"))
+    return Group(*parts)
+
+
+def profiles_table(rows: list[dict[str, Any]]) -> Table:
+    t = Table(title="Profiles in the store", title_justify="left")
+    for col in ("ID", "Created", "Host", "GPUs", "Measurements", "Label"):
+        t.add_column(col)
+    for r in rows:
+        t.add_row(r["id"], r["created_at"], r["hostname"], r["gpus"], str(r["measurements"]), r["label"])
+    return t
+
+
+def profile_summary(profile: Profile) -> Group:
+    t = Table(title=f"Profile {profile.id}", title_justify="left")
+    for col in ("Benchmark", "Mechanism", "Pattern", "GPUs", "Size", "Bandwidth", "Verified", "Warnings"):
+        t.add_column(col)
+    from .units import format_size
+
+    for m in profile.measurements:
+        t.add_row(m.spec.name, m.spec.mechanism, m.spec.pattern, ",".join(map(str, m.spec.devices)),
+                  format_size(m.spec.message_bytes), format_rate(m.bandwidth_bytes_per_s),
+                  "yes" if m.verified else "NO", "; ".join(m.all_warnings))
+    parts: list[Any] = [Text(f"{profile.created_at}  hosts: {', '.join(profile.hostnames)}  label: {profile.label or '-'}")]
+    parts += [topology_view(topo) for topo in profile.topologies]
+    parts.append(t if profile.measurements else Text("No measurements in this profile yet (linkroof bench adds them)."))
+    if profile.skipped:
+        parts.append(Text("Skipped:\n" + "\n".join(f"  - {s.name}: {s.reason}" for s in profile.skipped)))
+    return Group(*parts)

@@ -1,0 +1,534 @@
+"""The data model: frozen dataclasses, JSON in and out, schema version, validation.
+
+Units are in the field names (bytes, seconds, bytes/s, FLOP/s, MHz). Raw samples are
+kept; statistics are derived on read (properties), never stored as truth. A value a
+driver would not tell us is an explicit `Unknown` with the reason, never a guess.
+
+Every top-level document is ``{"schema": "linkroof.<Type>", "schema_version": N, ...}``.
+Loading validates types field by field and raises `SchemaError` naming the bad field,
+e.g. ``topology.gpus[1].memory_total_bytes: expected int, got 'a lot'``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import statistics
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from .errors import LinkroofError
+
+SCHEMA_VERSION = 1
+
+
+class SchemaError(LinkroofError, ValueError):
+    """A document does not match the data model; the message names the field."""
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """A value that could not be learned, with why (e.g. 'NVML: Not Supported').
+
+    Falsy, prints as 'unknown'; serialised as {"unknown": reason}."""
+
+    reason: str = ""
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __str__(self) -> str:
+        return "unknown"
+
+
+def known(value: Any) -> bool:
+    """True when `value` is a real value (not Unknown, not None)."""
+    return value is not None and not isinstance(value, Unknown)
+
+
+def or_default(value: Any, default: Any) -> Any:
+    return value if known(value) else default
+
+
+# --------------------------------------------------------------------- topology
+
+
+@dataclass(frozen=True)
+class NumaNode:
+    id: int
+    cpus: str  # kernel cpulist, e.g. "0-31"
+
+
+@dataclass(frozen=True)
+class Host:
+    hostname: str
+    cpu_model: str | Unknown
+    numa_nodes: tuple[NumaNode, ...] = ()
+    kernel: str | Unknown = Unknown("not probed")
+
+
+@dataclass(frozen=True)
+class NvLink:
+    index: int
+    active: bool | Unknown
+    version: str | Unknown  # NVLink version, e.g. "4.0" (NVML's enum 6 mapped)
+    generation: int | Unknown  # major version: 4 for NVLink 4
+    line_rate_bytes_per_s: float | Unknown  # per direction, signalling rate (NVML speed field)
+    data_rate_bytes_per_s: float | Unknown  # per direction, usable data rate of the generation
+    remote_type: str  # "gpu" | "switch" | "cpu" | "unknown"
+    remote_bus_id: str | Unknown  # PCI bus id of the peer GPU; "" for switches
+    p2p_supported: bool | Unknown = Unknown("not probed")
+    p2p_atomics: bool | Unknown = Unknown("not probed")
+
+
+@dataclass(frozen=True)
+class Fabric:
+    clique_id: int | Unknown
+    cluster_uuid: str | Unknown
+    state: str | Unknown
+
+
+@dataclass(frozen=True)
+class Mig:
+    enabled: bool | Unknown
+    pending: bool | Unknown
+    instances: int | Unknown
+
+
+@dataclass(frozen=True)
+class Gpu:
+    index: int
+    uuid: str | Unknown
+    name: str | Unknown
+    pci_bus_id: str | Unknown
+    architecture: str | Unknown
+    compute_capability: str | Unknown  # "9.0"
+    sm_count: int | Unknown
+    memory_total_bytes: int | Unknown
+    memory_bus_width_bits: int | Unknown
+    max_sm_clock_mhz: int | Unknown
+    max_memory_clock_mhz: int | Unknown
+    pcie_gen_current: int | Unknown
+    pcie_gen_max: int | Unknown  # max of the link (GPU and host together)
+    pcie_width_current: int | Unknown
+    pcie_width_max: int | Unknown
+    cpu_affinity: str | Unknown  # cpulist
+    numa_affinity: int | Unknown  # NUMA node closest to the GPU (topo -m "NUMA Affinity")
+    gpu_numa_id: int | Unknown  # the GPU's own NUMA node on coherent systems (topo -m "GPU NUMA ID")
+    mig: Mig
+    fabric: Fabric
+    nvlinks: tuple[NvLink, ...] = ()
+
+    @property
+    def active_nvlinks(self) -> tuple[NvLink, ...]:
+        return tuple(link for link in self.nvlinks if link.active is True)
+
+    @property
+    def label(self) -> str:
+        return f"GPU{self.index}"
+
+
+@dataclass(frozen=True)
+class Pair:
+    """An ordered pair of GPUs (a -> b): how data gets from one to the other."""
+
+    a: int
+    b: int
+    pcie_level: str | Unknown  # X / PIX / PXB / PHB / NODE / SYS (nvidia-smi topo -m)
+    nvlink_count: int | Unknown  # bonded links on the path (the # of NV#); 0 = none
+    nvlink_via: str | Unknown  # "switch" | "direct" | "none"
+    p2p_read: str | Unknown  # NVML P2P status: OK / CNS / GNS / TNS / NS / DR / U
+    p2p_write: str | Unknown
+    p2p_atomics: str | Unknown
+    p2p_nvlink: str | Unknown
+    p2p_pcie: str | Unknown
+
+
+@dataclass(frozen=True)
+class Nic:
+    name: str  # "mlx5_0" or "eth0"
+    kind: str  # "infiniband" | "ethernet"
+    link_layer: str | Unknown  # "InfiniBand" | "Ethernet"
+    rate_bytes_per_s: float | Unknown  # per direction
+    state: str | Unknown
+    pci_bus_id: str | Unknown
+    netdevs: tuple[str, ...] = ()
+    nearest_gpu: int | Unknown = Unknown("no GPU")
+    gpu_levels: tuple[str, ...] = ()  # level to each GPU, by GPU index (topo -m NIC column)
+    nic_levels: tuple[str, ...] = ()  # level to each NIC of the topology, by NIC position
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """A theoretical ('spec') or measured bandwidth ceiling of one path, per direction."""
+
+    name: str  # "gpu0.nvlink", "gpu0.pcie", "gpu0.hbm", "pair0-1"
+    path: str  # "nvlink" | "pcie" | "hbm" | "host-staged" | "network"
+    devices: tuple[int, ...]
+    bytes_per_s: float | Unknown
+    kind: str = "spec"  # "spec" | "measured"
+    data_bytes_per_s: float | Unknown = Unknown("n/a")  # usable data rate beside the line rate
+    basis: str = ""  # how it was derived, for the reader
+
+
+@dataclass(frozen=True)
+class Topology:
+    host: Host
+    driver_version: str | Unknown
+    nvml_version: str | Unknown
+    cuda_driver_version: str | Unknown
+    gpus: tuple[Gpu, ...]
+    pairs: tuple[Pair, ...]
+    nics: tuple[Nic, ...]
+    ceilings: tuple[Ceiling, ...]
+    source: str  # "nvml" or "replay:<name or file>"
+    probed_at: str  # ISO 8601
+    probe_seconds: float | Unknown = Unknown("not timed")
+    notes: tuple[str, ...] = ()
+
+    def pair(self, a: int, b: int) -> Pair:
+        for p in self.pairs:
+            if p.a == a and p.b == b:
+                return p
+        raise KeyError(f"no pair GPU{a} -> GPU{b} in this topology")
+
+    def ceiling(self, name: str) -> Ceiling:
+        for c in self.ceilings:
+            if c.name == name:
+                return c
+        raise KeyError(f"no ceiling named {name!r}")
+
+
+# ----------------------------------------------------------------- measurements
+
+
+@dataclass(frozen=True)
+class BenchSpec:
+    """What was measured (frozen, comparable), separate from the result."""
+
+    name: str  # e.g. "p2p_read_bandwidth"
+    mechanism: str  # ce | sm | tma | nccl | compute | latency | ...
+    pattern: str  # h2d | d2h | p2p_read | p2p_write | bidir | all_to_all | local | ...
+    devices: tuple[int, ...]
+    message_bytes: int
+    repetitions: int
+    concurrency: int = 1
+    params: dict[str, Any] = field(default_factory=dict)  # blocks, chunk, dtype, op, ...
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """Raw per-repetition times and how bytes were counted; statistics derive on read."""
+
+    spec: BenchSpec
+    times_s: tuple[float, ...]
+    bytes_per_rep: int  # bytes counted per repetition, per `bytes_convention`
+    bytes_convention: str  # e.g. "bytes copied (a copy of N bytes is N bytes)"
+    verified: bool
+    verification: str = ""  # how the data was checked, or why it was not
+    warnings: tuple[str, ...] = ()
+    busbw_factor: float | None = None  # collectives: busbw = algbw * factor
+    source: str = "linkroof"  # or "nvbandwidth", "nccl-tests"
+    host: str = ""
+    rank: int | None = None
+    reported: dict[str, float] = field(default_factory=dict)  # figures an imported tool printed
+
+    CV_WARN = 0.05
+
+    @property
+    def median_s(self) -> float:
+        return statistics.median(self.times_s) if self.times_s else math.nan
+
+    @property
+    def min_s(self) -> float:
+        return min(self.times_s) if self.times_s else math.nan
+
+    @property
+    def iqr_s(self) -> float:
+        if len(self.times_s) < 2:
+            return 0.0 if self.times_s else math.nan
+        q = statistics.quantiles(self.times_s, n=4, method="inclusive")
+        return q[2] - q[0]
+
+    @property
+    def cv(self) -> float:
+        if len(self.times_s) < 2:
+            return 0.0 if self.times_s else math.nan
+        mean = statistics.fmean(self.times_s)
+        return statistics.stdev(self.times_s) / mean if mean > 0 else math.nan
+
+    @property
+    def bandwidth_bytes_per_s(self) -> float:
+        """bytes_per_rep / median time; or the imported tool's figure."""
+        if self.times_s and self.median_s > 0:
+            return self.bytes_per_rep / self.median_s
+        return self.reported.get("bandwidth_bytes_per_s", math.nan)
+
+    @property
+    def busbw_bytes_per_s(self) -> float:
+        if self.busbw_factor is None:
+            return math.nan
+        return self.bandwidth_bytes_per_s * self.busbw_factor
+
+    @property
+    def all_warnings(self) -> tuple[str, ...]:
+        derived = []
+        if not self.verified:
+            derived.append("unverified: " + (self.verification or "data not checked"))
+        if self.times_s and self.cv > self.CV_WARN:
+            derived.append(f"high variation: CV {self.cv:.1%} over {len(self.times_s)} repetitions")
+        return tuple(self.warnings) + tuple(derived)
+
+    def derived(self) -> dict[str, Any]:
+        """Statistics for output (never read back)."""
+        return {
+            "median_s": _finite(self.median_s),
+            "min_s": _finite(self.min_s),
+            "iqr_s": _finite(self.iqr_s),
+            "cv": _finite(self.cv),
+            "bandwidth_bytes_per_s": _finite(self.bandwidth_bytes_per_s),
+            "busbw_bytes_per_s": _finite(self.busbw_bytes_per_s),
+            "warnings": list(self.all_warnings),
+        }
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A benchmark that was planned but not run, and why."""
+
+    name: str
+    reason: str
+    devices: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class GpuState:
+    index: int
+    sm_clock_mhz: int | Unknown
+    memory_clock_mhz: int | Unknown
+    power_w: float | Unknown
+    temperature_c: int | Unknown
+    persistence: bool | Unknown
+    ecc: bool | Unknown
+    throttle_reasons: tuple[str, ...] | Unknown
+
+
+@dataclass(frozen=True)
+class Environment:
+    linkroof_version: str
+    hostname: str
+    time: str  # ISO 8601
+    driver_version: str | Unknown
+    cuda_driver_version: str | Unknown
+    cuda_runtime_version: str | Unknown
+    nccl_version: str | Unknown
+    cupy_version: str | Unknown
+    nvml_py_version: str | Unknown
+    python_version: str
+    env: dict[str, str] = field(default_factory=dict)  # NCCL_*, CUDA_VISIBLE_DEVICES, ...
+    gpu_states_before: tuple[GpuState, ...] = ()
+    gpu_states_after: tuple[GpuState, ...] = ()
+
+
+# ------------------------------------------------------------ roofline objects
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What a kernel or collective must do: FLOPs per dtype, HBM bytes, link bytes."""
+
+    name: str
+    flops: dict[str, float] = field(default_factory=dict)  # dtype -> FLOPs
+    hbm_bytes: float = 0.0
+    link_bytes: dict[str, float] = field(default_factory=dict)  # path class -> bytes
+    message_bytes: int | None = None
+    ranks: int = 1
+    pattern: str = ""
+    source: str = "user"  # "user" | "formula:<name>" | "counters"
+
+
+@dataclass(frozen=True)
+class Placement:
+    workload: Workload
+    measured_time_s: float  # slowest rank
+    bound_time_s: float
+    limiter: str  # compute | memory | link:<class> | latency
+    ceilings_kind: str  # "measured" | "spec"
+    terms_s: dict[str, float] = field(default_factory=dict)  # each resource's time
+    flags: tuple[str, ...] = ()
+
+    @property
+    def fraction_of_roofline(self) -> float:
+        return self.bound_time_s / self.measured_time_s if self.measured_time_s > 0 else math.nan
+
+
+@dataclass(frozen=True)
+class Profile:
+    id: str
+    created_at: str  # ISO 8601
+    topologies: tuple[Topology, ...]  # one per host
+    environments: tuple[Environment, ...]  # one per host
+    measurements: tuple[Measurement, ...] = ()
+    skipped: tuple[Skipped, ...] = ()
+    placements: tuple[Placement, ...] = ()
+    label: str = ""
+    notes: tuple[str, ...] = ()
+
+    @property
+    def topology(self) -> Topology:
+        return self.topologies[0]
+
+    @property
+    def hostnames(self) -> tuple[str, ...]:
+        return tuple(t.host.hostname for t in self.topologies)
+
+
+DOCUMENT_TYPES = {cls.__name__: cls for cls in (Topology, Profile, Measurement, Workload, Placement)}
+
+
+# ------------------------------------------------------------- serialisation
+
+
+def _finite(x: float) -> float | None:
+    return None if x is None or (isinstance(x, float) and not math.isfinite(x)) else x
+
+
+def to_dict(obj: Any) -> Any:
+    """Dataclasses -> plain JSON-able values (Unknown -> {"unknown": reason})."""
+    if isinstance(obj, Unknown):
+        return {"unknown": obj.reason}
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        out = {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        if isinstance(obj, Measurement):
+            out["derived"] = obj.derived()
+        if isinstance(obj, Placement):
+            out["derived"] = {"fraction_of_roofline": _finite(obj.fraction_of_roofline)}
+        return out
+    if isinstance(obj, (list, tuple)):
+        return [to_dict(v) for v in obj]
+    if isinstance(obj, dict):
+        return {str(k): to_dict(v) for k, v in obj.items()}
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def to_document(obj: Any) -> dict[str, Any]:
+    name = type(obj).__name__
+    if name not in DOCUMENT_TYPES:
+        raise TypeError(f"{name} is not a top-level document type")
+    return {"schema": f"linkroof.{name}", "schema_version": SCHEMA_VERSION, **to_dict(obj)}
+
+
+def dumps(obj: Any, indent: int | None = 1) -> str:
+    return json.dumps(to_document(obj), indent=indent, allow_nan=False)
+
+
+def loads(text: str | bytes, expected: type | None = None) -> Any:
+    """Parse a JSON document; `expected` (e.g. Profile) checks the document's type."""
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise SchemaError(f"not valid JSON: {e}") from None
+    return from_document(data, expected)
+
+
+def from_document(data: Any, expected: type | None = None) -> Any:
+    if not isinstance(data, dict) or not str(data.get("schema", "")).startswith("linkroof."):
+        raise SchemaError("not a linkroof document (no \"schema\": \"linkroof.<Type>\" field)")
+    type_name = data["schema"].split(".", 1)[1]
+    cls = DOCUMENT_TYPES.get(type_name)
+    if cls is None:
+        raise SchemaError(f"schema: unknown document type {data['schema']!r}")
+    if expected is not None and cls is not expected:
+        raise SchemaError(f"schema: expected linkroof.{expected.__name__}, got {data['schema']}")
+    version = data.get("schema_version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise SchemaError("schema_version: missing or not an integer")
+    if version > SCHEMA_VERSION:
+        raise SchemaError(
+            f"schema_version: {version} is newer than this linkroof understands ({SCHEMA_VERSION}); upgrade linkroof")
+    body = {k: v for k, v in data.items() if k not in ("schema", "schema_version")}
+    return _decode(cls, body, type_name.lower())
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls)
+    return _HINTS[cls]
+
+
+def _describe(value: Any) -> str:
+    text = json.dumps(value) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _decode(tp: Any, value: Any, path: str) -> Any:
+    origin = typing.get_origin(tp)
+    if tp is Any:
+        return value
+    if tp is Unknown:
+        if isinstance(value, dict) and set(value) == {"unknown"} and isinstance(value["unknown"], str):
+            return Unknown(value["unknown"])
+        raise SchemaError(f"{path}: expected {{\"unknown\": reason}}, got {_describe(value)}")
+    if dataclasses.is_dataclass(tp):
+        if not isinstance(value, dict):
+            raise SchemaError(f"{path}: expected an object, got {_describe(value)}")
+        kwargs = {}
+        for f in dataclasses.fields(tp):
+            if f.name in value:
+                kwargs[f.name] = _decode(_hints(tp)[f.name], value[f.name], f"{path}.{f.name}")
+            elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise SchemaError(f"{path}.{f.name}: missing")
+        return tp(**kwargs)
+    if origin in (Union, types.UnionType):
+        args = typing.get_args(tp)
+        if value is None and type(None) in args:
+            return None
+        if isinstance(value, dict) and "unknown" in value and Unknown in args:
+            return _decode(Unknown, value, path)
+        errors = []
+        for arg in args:
+            if arg is type(None) or arg is Unknown:
+                continue
+            try:
+                return _decode(arg, value, path)
+            except SchemaError as e:
+                errors.append(e)
+        if len(errors) == 1:
+            raise errors[0]
+        names = " or ".join(getattr(a, "__name__", str(a)) for a in args)
+        raise SchemaError(f"{path}: expected {names}, got {_describe(value)}")
+    if origin is tuple:
+        if not isinstance(value, list):
+            raise SchemaError(f"{path}: expected a list, got {_describe(value)}")
+        (item,) = [a for a in typing.get_args(tp) if a is not Ellipsis][:1] or [Any]
+        return tuple(_decode(item, v, f"{path}[{i}]") for i, v in enumerate(value))
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise SchemaError(f"{path}: expected an object, got {_describe(value)}")
+        _, item = typing.get_args(tp)
+        return {k: _decode(item, v, f"{path}.{k}") for k, v in value.items()}
+    if tp is bool:
+        if isinstance(value, bool):
+            return value
+    elif tp is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif tp is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if value is None:  # non-finite floats are written as null
+            return math.nan
+    elif tp is str:
+        if isinstance(value, str):
+            return value
+    else:
+        raise TypeError(f"schema cannot decode type {tp!r} at {path}")
+    raise SchemaError(f"{path}: expected {tp.__name__}, got {_describe(value)}")

@@ -1,0 +1,190 @@
+"""The results store: profiles in SQLite (standard library), one file, WAL journal.
+
+Every write is one transaction: an interrupted write (an exception, a crash, a killed
+process) leaves the store exactly as it was. Location: `--store PATH`, else
+`$LINKROOF_STORE`, else the user's data directory (`$XDG_DATA_HOME/linkroof/store.sqlite`,
+`~/.local/share/linkroof/store.sqlite`)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .errors import LinkroofError
+from .schema import Profile, dumps, loads
+from .units import gbps
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS profiles (
+    id TEXT PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    hostname TEXT NOT NULL,
+    label TEXT NOT NULL,
+    gpus TEXT NOT NULL,
+    n_measurements INTEGER NOT NULL,
+    document TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS measurements (
+    profile_id TEXT NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    mechanism TEXT NOT NULL,
+    pattern TEXT NOT NULL,
+    devices TEXT NOT NULL,
+    message_bytes INTEGER NOT NULL,
+    bandwidth_gbps REAL,
+    verified INTEGER NOT NULL,
+    source TEXT NOT NULL,
+    PRIMARY KEY (profile_id, position)
+);
+CREATE INDEX IF NOT EXISTS profiles_created ON profiles(created_at);
+CREATE INDEX IF NOT EXISTS measurements_kind ON measurements(mechanism, pattern, message_bytes);
+"""
+
+
+class StoreError(LinkroofError):
+    """The store cannot be opened or does not hold what was asked for."""
+
+
+def default_path() -> Path:
+    env = os.environ.get("LINKROOF_STORE")
+    if env:
+        return Path(env)
+    if sys.platform == "darwin":
+        base = Path.home() / "Library" / "Application Support"
+    else:
+        base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return base / "linkroof" / "store.sqlite"
+
+
+def _measurement_rows(profile: Profile) -> Iterator[tuple[Any, ...]]:
+    for i, m in enumerate(profile.measurements):
+        bw = m.bandwidth_bytes_per_s
+        yield (profile.id, i, m.spec.name, m.spec.mechanism, m.spec.pattern,
+               ",".join(map(str, m.spec.devices)), m.spec.message_bytes,
+               gbps(bw) if bw == bw else None, int(m.verified), m.source)
+
+
+def _gpu_summary(profile: Profile) -> str:
+    names: dict[str, int] = {}
+    for topo in profile.topologies:
+        for g in topo.gpus:
+            key = str(g.name)
+            names[key] = names.get(key, 0) + 1
+    return ", ".join(f"{n} x {k}" for k, n in names.items())
+
+
+class Store:
+    """Profiles in one SQLite file. Use as a context manager or call close()."""
+
+    def __init__(self, path: str | Path | None = None):
+        self.path = Path(path) if path is not None else default_path()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA foreign_keys=ON")
+            self.conn.executescript(SCHEMA)
+        except (OSError, sqlite3.Error) as e:
+            raise StoreError(f"cannot open the store at {self.path}: {e}") from None
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def put(self, profile: Profile, replace: bool = False) -> str:
+        """Save a profile in one transaction; returns its id."""
+        document = dumps(profile, indent=None)
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                if replace:
+                    self.conn.execute("DELETE FROM profiles WHERE id = ?", (profile.id,))
+                self.conn.execute(
+                    "INSERT INTO profiles (id, created_at, hostname, label, gpus, n_measurements, document)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (profile.id, profile.created_at, ", ".join(profile.hostnames), profile.label,
+                     _gpu_summary(profile), len(profile.measurements), document))
+                self.conn.executemany(
+                    "INSERT INTO measurements VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", _measurement_rows(profile))
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            self.conn.execute("COMMIT")
+        except sqlite3.IntegrityError:
+            raise StoreError(f"a profile with id {profile.id} is already in the store") from None
+        except sqlite3.Error as e:
+            raise StoreError(f"cannot write to the store at {self.path}: {e}") from None
+        return profile.id
+
+    def get(self, profile_id: str) -> Profile:
+        row = self.conn.execute("SELECT document FROM profiles WHERE id = ?", (profile_id,)).fetchone()
+        if row is None:
+            matches = self.conn.execute("SELECT id FROM profiles WHERE id LIKE ? ORDER BY created_at DESC",
+                                        (profile_id + "%",)).fetchall()
+            if len(matches) == 1:
+                return self.get(matches[0][0])
+            if len(matches) > 1:
+                raise StoreError(f"profile id {profile_id!r} is ambiguous ({len(matches)} profiles start with it)")
+            raise StoreError(f"no profile {profile_id!r} in the store at {self.path}")
+        return loads(row[0], Profile)
+
+    def latest(self) -> Profile | None:
+        row = self.conn.execute("SELECT id FROM profiles ORDER BY created_at DESC, rowid DESC LIMIT 1").fetchone()
+        return self.get(row[0]) if row else None
+
+    def list(self, limit: int = 50, offset: int = 0) -> list[dict[str, Any]]:
+        rows = self.conn.execute(
+            "SELECT id, created_at, hostname, label, gpus, n_measurements FROM profiles"
+            " ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?", (limit, offset)).fetchall()
+        keys = ("id", "created_at", "hostname", "label", "gpus", "measurements")
+        return [dict(zip(keys, r)) for r in rows]
+
+    def count(self) -> int:
+        return self.conn.execute("SELECT COUNT(*) FROM profiles").fetchone()[0]
+
+    def remove(self, profile_id: str) -> None:
+        full_id = self.get(profile_id).id
+        self.conn.execute("BEGIN IMMEDIATE")
+        self.conn.execute("DELETE FROM profiles WHERE id = ?", (full_id,))
+        self.conn.execute("COMMIT")
+
+    def measurements(self, mechanism: str | None = None, pattern: str | None = None) -> list[dict[str, Any]]:
+        """Index rows over every stored profile (for comparisons across runs)."""
+        sql = "SELECT * FROM measurements WHERE 1=1"
+        args: list[Any] = []
+        if mechanism:
+            sql += " AND mechanism = ?"
+            args.append(mechanism)
+        if pattern:
+            sql += " AND pattern = ?"
+            args.append(pattern)
+        cur = self.conn.execute(sql, args)
+        cols = [c[0] for c in cur.description]
+        return [dict(zip(cols, r)) for r in cur.fetchall()]
+
+
+def load_profile_file(path: str | Path, max_bytes: int = 256 * 1024 * 1024) -> Profile:
+    """Read and validate a profile JSON file (export / import / --profile FILE)."""
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+        if size > max_bytes:
+            raise StoreError(f"{p}: {size} bytes is over the {max_bytes}-byte limit for a profile")
+        text = p.read_bytes()
+    except OSError as e:
+        raise StoreError(f"cannot read {p}: {e.strerror or e}") from None
+    try:
+        return loads(text, Profile)
+    except LinkroofError as e:
+        raise type(e)(f"{p}: {e}") from None
+

@@ -1,0 +1,112 @@
+"""Units: the one place that turns bytes, rates and sizes into text and back.
+
+Everything inside linkroof is in bytes, seconds, bytes/s and FLOP/s. GB means
+1e9 bytes (the convention of nvbandwidth and nccl-tests); KiB/MiB/GiB are powers
+of two and are only used for message sizes, where they are what users type.
+"""
+
+from __future__ import annotations
+
+import re
+
+_BINARY = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_size(text: str) -> int:
+    """'64K' -> 65536, '1G' -> 2**30, '512' -> 512. Suffixes are binary (K = 1024)."""
+    m = re.fullmatch(r"\s*(\d+)\s*([KMGT]?)(i?B)?\s*", str(text), re.IGNORECASE)
+    if not m:
+        raise ValueError(f"not a size: {text!r} (examples: 8, 4K, 64KiB, 1G)")
+    return int(m.group(1)) * _BINARY[m.group(2).upper()]
+
+
+def parse_size_range(text: str, factor: int = 2) -> list[int]:
+    """'4K:1G' -> [4096, 8192, ..., 2**30] (each step times `factor`); '64K' -> [65536];
+    '4K,64K,1G' -> those three."""
+    if "," in text:
+        return [parse_size(t) for t in text.split(",")]
+    if ":" not in text:
+        return [parse_size(text)]
+    lo_text, hi_text = text.split(":", 1)
+    lo, hi = parse_size(lo_text), parse_size(hi_text)
+    if lo <= 0 or hi < lo:
+        raise ValueError(f"bad size range {text!r}: need 0 < start <= end")
+    if factor < 2:
+        raise ValueError("size range factor must be at least 2")
+    sizes = []
+    s = lo
+    while s <= hi:
+        sizes.append(s)
+        s *= factor
+    return sizes
+
+
+def format_size(nbytes: float) -> str:
+    """Binary size for message sizes: 65536 -> '64 KiB'."""
+    n = float(nbytes)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if n == int(n) else f"{n:.1f} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")
+
+
+def format_bytes(nbytes: float) -> str:
+    """Decimal size for capacities: 150754820096 -> '150.8 GB'."""
+    n = float(nbytes)
+    for unit in ("B", "kB", "MB", "GB", "TB", "PB"):
+        if abs(n) < 1000 or unit == "PB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    raise AssertionError("unreachable")
+
+
+def gbps(bytes_per_s: float) -> float:
+    """bytes/s -> GB/s (1e9)."""
+    return bytes_per_s / 1e9
+
+
+def format_rate(bytes_per_s: float, digits: int = 1) -> str:
+    """bytes/s -> '395.1 GB/s' (GB = 1e9)."""
+    return f"{bytes_per_s / 1e9:.{digits}f} GB/s"
+
+
+def format_time(seconds: float) -> str:
+    """Seconds -> '830 ns' / '13.2 us' / '1.71 ms' / '2.0 s'."""
+    s = float(seconds)
+    if s < 1e-6:
+        return f"{s * 1e9:.0f} ns"
+    if s < 1e-3:
+        return f"{s * 1e6:.1f} us"
+    if s < 1:
+        return f"{s * 1e3:.2f} ms"
+    return f"{s:.2f} s"
+
+
+def cpulist(cpus: list[int] | tuple[int, ...]) -> str:
+    """[0,1,2,3,8] -> '0-3,8' (the kernel's cpulist format)."""
+    out: list[str] = []
+    cpus = sorted(set(cpus))
+    i = 0
+    while i < len(cpus):
+        j = i
+        while j + 1 < len(cpus) and cpus[j + 1] == cpus[j] + 1:
+            j += 1
+        out.append(str(cpus[i]) if i == j else f"{cpus[i]}-{cpus[j]}")
+        i = j + 1
+    return ",".join(out)
+
+
+def parse_cpulist(text: str) -> list[int]:
+    """'0-3,8' -> [0,1,2,3,8]; '' -> []."""
+    cpus: list[int] = []
+    for part in text.strip().split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if "-" in part:
+            a, b = part.split("-", 1)
+            cpus.extend(range(int(a), int(b) + 1))
+        else:
+            cpus.append(int(part))
+    return cpus
