@@ -27,7 +27,9 @@ def _rate(x: Any, digits: int = 1) -> str:
 def topo_matrix(topo: Topology) -> str:
     """The connection matrix the way `nvidia-smi topo -m` prints it (aligned with spaces)."""
     gpus = topo.gpus
-    nics = topo.nics
+    # nvidia-smi lists RDMA devices (InfiniBand and RoCE); plain Ethernet ports are in the NIC table.
+    nics = [nic for nic in topo.nics if nic.kind == "infiniband"]
+    rdma = [i for i, nic in enumerate(topo.nics) if nic.kind == "infiniband"]
     cols = [g.label for g in gpus] + [f"NIC{i}" for i in range(len(nics))]
     header = ["", *cols, "CPU Affinity", "NUMA Affinity", "GPU NUMA ID"]
     rows = [header]
@@ -42,7 +44,7 @@ def topo_matrix(topo: Topology) -> str:
     for i, nic in enumerate(nics):
         cells = [f"NIC{i}"]
         cells += [nic.gpu_levels[g.index] if g.index < len(nic.gpu_levels) else "?" for g in gpus]
-        cells += ["X" if j == i else (nic.nic_levels[j] if j < len(nic.nic_levels) else "?") for j in range(len(nics))]
+        cells += ["X" if j == i else (nic.nic_levels[k] if k < len(nic.nic_levels) else "?") for j, k in enumerate(rdma)]
         cells += ["", "", ""]
         rows.append(cells)
     widths = [max(len(r[c]) for r in rows) for c in range(len(header))]
@@ -168,7 +170,7 @@ def profiles_table(rows: list[dict[str, Any]]) -> Table:
 
 
 def profile_summary(profile: Profile) -> Group:
-    t = Table(title=f"Profile {profile.id}", title_justify="left")
+    t = Table(title="Measurements", title_justify="left")
     for col in ("Benchmark", "Mechanism", "Pattern", "GPUs", "Size", "Bandwidth", "Verified", "Warnings"):
         t.add_column(col)
     from .units import format_size
@@ -177,7 +179,7 @@ def profile_summary(profile: Profile) -> Group:
         t.add_row(m.spec.name, m.spec.mechanism, m.spec.pattern, ",".join(map(str, m.spec.devices)),
                   format_size(m.spec.message_bytes), format_rate(m.bandwidth_bytes_per_s),
                   "yes" if m.verified else "NO", "; ".join(m.all_warnings))
-    parts: list[Any] = [Text(f"{profile.created_at}  hosts: {', '.join(profile.hostnames)}  label: {profile.label or '-'}")]
+    parts: list[Any] = [Text(f"Profile {profile.id}  {profile.created_at}  hosts: {', '.join(profile.hostnames)}  label: {profile.label or '-'}")]
     parts += [topology_view(topo) for topo in profile.topologies]
     parts.append(t if profile.measurements else Text("No measurements in this profile yet (linkroof bench adds them)."))
     if profile.skipped:

@@ -6,11 +6,14 @@ the probe and the CLI run against it exactly as against a real machine's recordi
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from linkroof.profiler import nvml as q
 from linkroof.profiler.recording import FORMAT, VERSION
 from linkroof.profiler.sysfs import sysfs_bus_id
+
+DATA = Path(__file__).parent / "data"  # real recordings and outputs from the accelerator machines
 
 NOT_SUPPORTED = {"error": "NotSupported", "code": 3, "message": "Not Supported"}
 INVALID = {"error": "InvalidArgument", "code": 2, "message": "Invalid Argument"}

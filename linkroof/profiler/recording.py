@@ -139,6 +139,9 @@ def save(recording: dict[str, Any], path: str | Path) -> None:
     path = Path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=path.name, suffix=".tmp")
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a recording is meant to be shared
         with os.fdopen(fd, "w") as f:
             json.dump(recording, f, indent=1, sort_keys=True)
             f.write("\n")

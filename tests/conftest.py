@@ -1,0 +1,47 @@
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import fakes  # noqa: E402
+
+
+def pytest_sessionfinish(session, exitstatus):
+    # "No tests collected" must fail loudly, never pass as an empty run.
+    if session.testscollected == 0 and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        print("\nlinkroof: no tests were collected; this is an error, not a pass", file=sys.stderr)
+
+
+@pytest.fixture
+def scenario_file(tmp_path):
+    """Write a synthetic scenario's recording to a file; returns its path."""
+
+    def write(name: str) -> Path:
+        path = tmp_path / f"{name}.probe.json"
+        path.write_text(json.dumps(fakes.SCENARIOS[name]().recording()))
+        return path
+
+    return write
+
+
+@pytest.fixture
+def store_path(tmp_path, monkeypatch):
+    path = tmp_path / "store.sqlite"
+    monkeypatch.setenv("LINKROOF_STORE", str(path))
+    return path
+
+
+@pytest.fixture
+def no_gpu(monkeypatch):
+    """Make the live NVML backend behave as on a machine without a driver, whatever
+    this machine has."""
+    from linkroof.profiler import nvml
+
+    def refuse(self):
+        raise nvml.NvmlUnavailable("no NVIDIA driver usable here (NVML: NVML Shared Library Not Found)")
+
+    monkeypatch.setattr(nvml.LiveBackend, "__init__", refuse)

@@ -1,0 +1,212 @@
+"""The CLI through click's CliRunner, against recordings and a store in a temp dir."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+import fakes
+from linkroof.cli import cli
+from linkroof.profiler import nvml
+from linkroof.schema import Profile, Topology, loads
+
+
+@pytest.fixture
+def runner():
+    return CliRunner()
+
+
+def test_help_explains_commands(runner):
+    out = runner.invoke(cli, ["--help"]).output
+    for word in ("probe", "run", "runs", "--store"):
+        assert word in out
+    assert "--replay" in runner.invoke(cli, ["probe", "--help"]).output
+
+
+def test_probe_replay_json_is_only_json(runner):
+    res = runner.invoke(cli, ["probe", "--replay", "h200x2", "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc["schema"] == "linkroof.Topology" and doc["schema_version"] == 1
+    t = loads(res.stdout, Topology)
+    assert len(t.gpus) == 2 and all(len(g.active_nvlinks) == 18 for g in t.gpus)
+    assert t.pair(0, 1).nvlink_via == "switch"
+    assert t.gpus[0].pcie_gen_max == 5 and t.gpus[0].pcie_width_max == 16
+
+
+def test_probe_replay_tables(runner):
+    res = runner.invoke(cli, ["probe", "--replay", "h200x2"])
+    assert res.exit_code == 0
+    for text in ("NVIDIA H200", "NVLink 4.0", "18 x NVSwitch", "NV18", "478.1 GB/s", "450.0 GB/s", "63.0 GB/s",
+                 "Gen5 x16", "OK/OK/OK", "pair0-1"):
+        assert text in res.output, text
+
+
+@pytest.mark.parametrize("name", sorted(fakes.SCENARIOS))
+def test_probe_every_scenario_file(runner, scenario_file, name):
+    res = runner.invoke(cli, ["probe", "--replay", str(scenario_file(name))])
+    assert res.exit_code == 0, res.output
+    assert "GPU0" in res.output
+
+
+def test_probe_without_driver_one_line(runner, no_gpu):
+    res = runner.invoke(cli, ["probe"])
+    assert res.exit_code == 3
+    assert res.output.strip().count("\n") == 0
+    assert "no NVIDIA driver" in res.output and "Traceback" not in res.output
+
+
+def test_unknown_bundled_name(runner):
+    res = runner.invoke(cli, ["probe", "--replay", "dgx-nonexistent"])
+    assert res.exit_code == 1
+    assert "no bundled recording named 'dgx-nonexistent'" in res.output and "h200x2" in res.output
+
+
+@pytest.mark.parametrize("content, message", [
+    ("{not json", "not valid JSON (line 1"),
+    ('{"format": "something-else"}', "not a linkroof probe recording"),
+    ('{"format": "linkroof.probe-recording", "version": 1, "nvml": {"name|0": 5}, "fs": {}}', "nvml['name|0']"),
+    ('{"format": "linkroof.probe-recording", "version": 9, "nvml": {}, "fs": {}}', "version 9 not supported"),
+    ('{"format": "linkroof.probe-recording", "version": 1, "nvml": {}, "fs": {}}', "no device_count"),
+])
+def test_malformed_recording(runner, tmp_path, content, message):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    res = runner.invoke(cli, ["probe", "--replay", str(path)])
+    assert res.exit_code == 1
+    assert message in res.output and "Traceback" not in res.output
+
+
+def test_record_then_replay_is_identical(runner, tmp_path, monkeypatch):
+    """--record keeps every answer: a 'live' probe (here the HGX scenario standing in for the
+    driver) and the replay of what it recorded give the same topology."""
+    answers = fakes.hgx_h100_8().recording()
+
+    def fake_live(self):
+        self.inner = nvml.ReplayBackend(answers["nvml"])
+
+    monkeypatch.setattr(nvml.LiveBackend, "__init__", fake_live)
+    monkeypatch.setattr(nvml.LiveBackend, "call", lambda self, q, *a: self.inner.call(q, *a))
+    monkeypatch.setattr(nvml.LiveBackend, "close", lambda self: None)
+    from linkroof.profiler import sysfs
+
+    monkeypatch.setattr(sysfs, "LiveFs", lambda: sysfs.ReplayFs(answers["fs"]))
+    from linkroof.profiler import recording
+
+    monkeypatch.setattr(recording, "LiveFs", lambda: sysfs.ReplayFs(answers["fs"]))
+    rec = tmp_path / "rec.json"
+    live = runner.invoke(cli, ["probe", "--record", str(rec), "--json"])
+    assert live.exit_code == 0, live.output
+    replay = runner.invoke(cli, ["probe", "--replay", str(rec), "--json"])
+    a, b = json.loads(live.stdout), json.loads(replay.stdout)
+    for doc in (a, b):
+        for key in ("probed_at", "probe_seconds", "source"):
+            doc.pop(key)
+    assert a == b
+    saved = json.loads(rec.read_text())
+    assert saved["nvml"]["numa_node_id|0"]["error"] == "NotSupported"  # errors are recorded too
+
+
+def test_record_and_replay_exclude_each_other(runner, tmp_path):
+    res = runner.invoke(cli, ["probe", "--replay", "h200x2", "--record", str(tmp_path / "x.json")])
+    assert res.exit_code == 2 and "exclude each other" in res.output
+
+
+def test_run_without_gpu_uses_reference_and_says_so(runner, no_gpu, store_path):
+    res = runner.invoke(cli, ["run"])
+    assert res.exit_code == 0, res.output
+    assert "No NVIDIA GPU here" in res.output and "bundled reference" in res.output
+    assert "NVIDIA H200" in res.output
+    listed = json.loads(runner.invoke(cli, ["runs", "list", "--json"]).stdout)
+    assert listed["total"] == 1 and listed["profiles"][0]["label"] == "reference:h200x2"
+
+
+def test_run_json(runner, no_gpu, store_path):
+    res = runner.invoke(cli, ["run", "--json", "--no-save"])
+    assert res.exit_code == 0
+    p = loads(res.stdout, Profile)
+    assert p.topology.source == "replay:h200x2" and "No NVIDIA GPU here" in p.notes[0]
+    assert not store_path.exists() or json.loads(runner.invoke(cli, ["runs", "list", "--json"]).stdout)["total"] == 0
+
+
+def test_runs_lifecycle(runner, no_gpu, store_path, tmp_path):
+    for label in ("first", "second"):
+        assert runner.invoke(cli, ["run", "--label", label]).exit_code == 0
+    rows = json.loads(runner.invoke(cli, ["runs", "list", "--json"]).stdout)["profiles"]
+    assert [r["label"] for r in rows] == ["second", "first"]
+    pid = rows[1]["id"]
+    shown = runner.invoke(cli, ["runs", "show", pid[:-1], "--json"])  # a unique prefix works
+    assert loads(shown.stdout, Profile).label == "first"
+    assert "Profile " + pid in runner.invoke(cli, ["runs", "show", pid]).output
+    out = tmp_path / "p.json"
+    assert runner.invoke(cli, ["runs", "export", pid, "-o", str(out)]).exit_code == 0
+    assert runner.invoke(cli, ["runs", "rm", pid, "--yes"]).exit_code == 0
+    assert json.loads(runner.invoke(cli, ["runs", "list", "--json"]).stdout)["total"] == 1
+    res = runner.invoke(cli, ["runs", "import", str(out)])
+    assert res.exit_code == 0 and pid in res.output
+    again = runner.invoke(cli, ["runs", "import", str(out)])
+    assert again.exit_code == 1 and "already in the store" in again.output
+    assert runner.invoke(cli, ["runs", "import", "--replace", str(out)]).exit_code == 0
+    assert json.loads(runner.invoke(cli, ["runs", "list", "--json"]).stdout)["total"] == 2
+    page2 = json.loads(runner.invoke(cli, ["runs", "list", "--json", "--limit", "1", "--page", "2"]).stdout)
+    assert len(page2["profiles"]) == 1
+    assert "2 profiles" in runner.invoke(cli, ["runs", "list"]).output
+
+
+def test_runs_rm_asks(runner, no_gpu, store_path):
+    runner.invoke(cli, ["run"])
+    pid = json.loads(runner.invoke(cli, ["runs", "list", "--json"]).stdout)["profiles"][0]["id"]
+    res = runner.invoke(cli, ["runs", "rm", pid], input="n\n")
+    assert res.exit_code == 1 and "not removed" in res.output
+    assert json.loads(runner.invoke(cli, ["runs", "list", "--json"]).stdout)["total"] == 1
+
+
+@pytest.mark.parametrize("content, message", [
+    ("[1, 2", "not valid JSON"),
+    ('{"hello": 1}', "not a linkroof document"),
+    ('{"schema": "linkroof.Topology", "schema_version": 1}', "expected linkroof.Profile"),
+    ('{"schema": "linkroof.Profile", "schema_version": 7}', "newer than this linkroof"),
+    ('{"schema": "linkroof.Profile", "schema_version": 1, "id": "x", "created_at": "t", "topologies": [{}],'
+     ' "environments": []}', "profile.topologies[0].host: missing"),
+])
+def test_import_rejects_bad_files_and_changes_nothing(runner, store_path, tmp_path, content, message):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    res = runner.invoke(cli, ["runs", "import", str(path)])
+    assert res.exit_code == 1
+    assert message in res.output and "Traceback" not in res.output
+    assert json.loads(runner.invoke(cli, ["runs", "list", "--json"]).stdout)["total"] == 0
+
+
+def test_import_missing_file(runner, store_path):
+    res = runner.invoke(cli, ["runs", "import", "/nonexistent/p.json"])
+    assert res.exit_code == 1 and "cannot read" in res.output
+
+
+def test_unreadable_store_path(runner, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    res = runner.invoke(cli, ["--store", str(blocker / "sub" / "store.sqlite"), "runs", "list"])
+    assert res.exit_code == 1 and "cannot open the store" in res.output
+
+
+def test_foreign_file_as_store(runner, tmp_path):
+    bad = tmp_path / "notes.txt"
+    bad.write_text("this is not a database, just some text " * 100)
+    res = runner.invoke(cli, ["--store", str(bad), "runs", "list"])
+    assert res.exit_code == 1 and "cannot open the store" in res.output
+    assert bad.read_text().startswith("this is not a database")
+
+
+def test_show_missing_profile(runner, store_path):
+    res = runner.invoke(cli, ["runs", "show", "nope"])
+    assert res.exit_code == 1 and "no profile 'nope'" in res.output
+
+
+def test_python_dash_m(tmp_path):
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "linkroof", "probe", "--replay", "h200x1", "--json"],
+                         capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout)["gpus"][0]["name"] == "NVIDIA H200"
