@@ -39,6 +39,19 @@ P2P_INDEX = {"read": 0, "write": 1, "nvlink": 2, "atomics": 3, "pcie": 4}
 MAX_NVLINKS = 36  # NVML_NVLINK_MAX_LINKS in current bindings; older drivers stop earlier
 
 
+# nvmlReturn_t codes -> the names the binding gives its exception classes.
+ERROR_KINDS = {1: "Uninitialized", 2: "InvalidArgument", 3: "NotSupported", 4: "NoPermission", 6: "NotFound",
+               9: "DriverNotLoaded", 12: "LibraryNotFound", 13: "FunctionNotFound", 15: "GpuIsLost",
+               17: "OperatingSystem", 18: "LibRmVersionMismatch", 999: "Unknown"}
+
+
+def _error_kind(e: Exception) -> str:
+    name = type(e).__name__
+    if name.startswith("NVMLError_"):
+        return name[len("NVMLError_"):]
+    return ERROR_KINDS.get(getattr(e, "value", None), name)
+
+
 class NvmlCallError(Exception):
     """One NVML call failed; `kind` is e.g. 'NotSupported', 'TypeError'."""
 
@@ -99,8 +112,7 @@ class LiveBackend:
         try:
             return fn(*args)
         except self.n.NVMLError as e:
-            kind = type(e).__name__.replace("NVMLError_", "") or "NVMLError"
-            raise NvmlCallError(kind, str(e), getattr(e, "value", None)) from None
+            raise NvmlCallError(_error_kind(e), str(e), getattr(e, "value", None)) from None
         except NvmlCallError:
             raise
         except Exception as e:  # noqa: BLE001 - binding mismatches (TypeError, AttributeError ...)
@@ -113,7 +125,7 @@ class LiveBackend:
             (fv,) = n.nvmlDeviceGetFieldValues(h(d), [(field_id, scope)])
             if fv.nvmlReturn != 0:
                 err = n.NVMLError(fv.nvmlReturn)
-                raise NvmlCallError(type(err).__name__.replace("NVMLError_", ""), str(err), fv.nvmlReturn)
+                raise NvmlCallError(_error_kind(err), str(err), fv.nvmlReturn)
             return _field_value(fv)
 
         def fabric(d: int) -> dict[str, Any]:

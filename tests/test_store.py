@@ -1,0 +1,144 @@
+"""The SQLite store: round trips, listing, and writes that are all-or-nothing."""
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from linkroof import probe
+from linkroof.profiler.environment import collect_environment
+from linkroof.profiler.session import make_profile
+from linkroof.schema import BenchSpec, Measurement
+from linkroof import store as store_mod
+from linkroof.store import Store, StoreError
+
+
+def profile(n_measurements: int = 3, label: str = ""):
+    topo = probe(replay="h200x2")
+    ms = [Measurement(spec=BenchSpec("p2p_read_bandwidth", "ce", "p2p_read", (0, 1), 1 << 30, 5),
+                      times_s=(2.7e-3 + i * 1e-6, 2.71e-3, 2.72e-3), bytes_per_rep=1 << 30,
+                      bytes_convention="bytes copied", verified=True)
+          for i in range(n_measurements)]
+    return make_profile([topo], [collect_environment()], ms, label=label)
+
+
+def test_round_trip(tmp_path):
+    p = profile()
+    with Store(tmp_path / "s.sqlite") as s:
+        s.put(p)
+        back = s.get(p.id)
+        assert back == p
+        assert s.latest() == p
+        rows = s.measurements(mechanism="ce")
+        assert len(rows) == 3 and rows[0]["bandwidth_gbps"] == pytest.approx((1 << 30) / 2.71e-3 / 1e9)
+
+
+def test_wal_and_default_location(tmp_path, monkeypatch):
+    monkeypatch.delenv("LINKROOF_STORE", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    if sys.platform != "darwin":
+        assert store_mod.default_path() == tmp_path / "xdg" / "linkroof" / "store.sqlite"
+    with Store() as s:
+        assert s.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    monkeypatch.setenv("LINKROOF_STORE", str(tmp_path / "env.sqlite"))
+    assert store_mod.default_path() == tmp_path / "env.sqlite"
+
+
+def test_interrupted_write_leaves_store_unchanged(tmp_path, monkeypatch):
+    path = tmp_path / "s.sqlite"
+    first = profile(label="kept")
+    with Store(path) as s:
+        s.put(first)
+
+    real_rows = store_mod._measurement_rows
+
+    def rows_then_fail(p):
+        yield from list(real_rows(p))[:2]
+        raise RuntimeError("power cut halfway through the measurements")
+
+    monkeypatch.setattr(store_mod, "_measurement_rows", rows_then_fail)
+    second = profile(label="lost")
+    with Store(path) as s, pytest.raises(RuntimeError):
+        s.put(second)
+    with Store(path) as s:
+        assert [r["label"] for r in s.list()] == ["kept"]
+        assert len(s.measurements()) == 3  # none of the half-written profile's rows
+
+
+def test_killed_writer_leaves_store_unchanged(tmp_path):
+    """A process killed inside its transaction: the store keeps only what was committed."""
+    path = tmp_path / "s.sqlite"
+    with Store(path) as s:
+        s.put(profile(label="kept"))
+    code = textwrap.dedent(f"""
+        import os, sys
+        sys.path.insert(0, {str(__file__.rsplit('/', 1)[0])!r})
+        from test_store import profile
+        from linkroof import store as m
+        def die(p):
+            yield from list(real(p))[:1]
+            os._exit(9)  # no rollback, no close: like kill -9
+        real = m._measurement_rows
+        m._measurement_rows = die
+        m.Store({str(path)!r}).put(profile(label="killed"))
+    """)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert res.returncode == 9, res.stderr
+    with Store(path) as s:
+        assert [r["label"] for r in s.list()] == ["kept"]
+        assert s.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_duplicate_and_missing(tmp_path):
+    p = profile()
+    with Store(tmp_path / "s.sqlite") as s:
+        s.put(p)
+        with pytest.raises(StoreError, match="already in the store"):
+            s.put(p)
+        s.put(p, replace=True)
+        assert s.count() == 1
+        with pytest.raises(StoreError, match="no profile"):
+            s.get("missing")
+        with pytest.raises(StoreError, match="no profile"):
+            s.remove("missing")
+
+
+def test_ambiguous_prefix(tmp_path):
+    with Store(tmp_path / "s.sqlite") as s:
+        a, b = profile(), profile()
+        s.put(a)
+        s.put(b)
+        with pytest.raises(StoreError, match="ambiguous"):
+            s.get("2")
+
+
+def test_list_pages_newest_first(tmp_path):
+    with Store(tmp_path / "s.sqlite") as s:
+        ids = [s.put(profile(n_measurements=0, label=str(i))) for i in range(5)]
+        assert s.count() == 5
+        first = s.list(limit=2)
+        assert [r["label"] for r in first] == ["4", "3"]
+        assert [r["label"] for r in s.list(limit=2, offset=4)] == ["0"]
+        assert first[0]["gpus"] == "2 x NVIDIA H200"
+        s.remove(ids[0])
+        assert s.count() == 4
+
+
+def test_not_a_database(tmp_path):
+    bad = tmp_path / "x.sqlite"
+    bad.write_bytes(b"\x00garbage" * 200)
+    with pytest.raises(StoreError, match="cannot open the store"):
+        Store(bad)
+    assert bad.read_bytes().startswith(b"\x00garbage")
+
+
+def test_readonly_store_write_fails_cleanly(tmp_path):
+    path = tmp_path / "s.sqlite"
+    with Store(path) as s:
+        s.put(profile(label="kept"))
+    s = Store(path)
+    s.conn.execute("PRAGMA query_only=ON")
+    with pytest.raises(StoreError, match="cannot write"):
+        s.put(profile())
+    s.close()
