@@ -136,6 +136,86 @@ def run(ctx: click.Context, as_json: bool, no_save: bool, label: str | None) -> 
         click.echo(f"Saved profile {profile.id} to {saved_to}", err=True)
 
 
+@cli.command()
+@click.option("--suite", type=click.Choice(["quick", "default", "full"]), default="default", show_default=True,
+              help="quick: the headline figures in seconds; default: every family once; full: every pair, size and "
+                   "mechanism.")
+@click.option("--gpus", metavar="LIST", help="GPUs to use, e.g. 0,1 (default: all).")
+@click.option("--only", metavar="FAMILIES",
+              help="Comma-separated families: host, local, peer_ce, peer_sm, peer_tma, concurrency, latency, sweep, "
+                   "compute, multicast.")
+@click.option("--sizes", metavar="RANGE", help="Message sizes of the sweeps, e.g. 4K:1G (x4 steps) or 64K,1M.")
+@click.option("--reps", type=click.IntRange(1, 1000), help="Repetitions per figure (default: by suite).")
+@click.option("--allow-multicast", is_flag=True,
+              help="Also run the NVSwitch multicast benchmark (refused where multicast is disabled; unvalidated).")
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.option("--out", type=click.Path(dir_okay=False), help="Also write the profile JSON to this file.")
+@click.option("--no-save", is_flag=True, help="Do not save the profile in the store.")
+@click.option("--label", default="", help="A label for the saved profile.")
+@click.option("--plan", "show_plan", is_flag=True, help="Print what would run, and run nothing.")
+@click.option("--replay", metavar="NAME|FILE", help="Plan against a recorded topology (with --plan).")
+@click.pass_context
+def bench(ctx: click.Context, suite: str, gpus: str | None, only: str | None, sizes: str | None, reps: int | None,
+          allow_multicast: bool, as_json: bool, out: str | None, no_save: bool, label: str, show_plan: bool,
+          replay: str | None) -> None:
+    """Measure every path of this machine by every mechanism: host links, local HBM, peer
+    copies (copy engine, SM, TMA), concurrency, latency, size sweeps, compute peaks.
+
+    Figures are GPU times from CUDA events, queued behind a spin kernel so Python's
+    enqueue cost never reaches them; every transfer is verified. Saves a profile in the
+    store; Ctrl-C keeps what was measured."""
+    from .microbench import bench as api
+    from .units import parse_size_range
+
+    try:
+        gpu_list = [int(g) for g in gpus.split(",")] if gpus else None
+    except ValueError:
+        raise click.BadParameter(f"not a list of GPU indices: {gpus!r}", param_hint="--gpus") from None
+    families = [f.strip() for f in only.split(",") if f.strip()] if only else None
+    try:
+        size_list = parse_size_range(sizes, factor=4) if sizes else None
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--sizes") from None
+    if (families and "multicast" in families) or allow_multicast:
+        from .microbench.multicast import check_allowed
+
+        check_allowed(allow_multicast)
+    if replay and not show_plan:
+        raise click.UsageError("--replay plans against a recording; add --plan (nothing can run without the GPUs)")
+    try:
+        plan, topology = api.plan_for(suite=suite, gpus=gpu_list, only=families, sizes=size_list, reps=reps,
+                                      allow_multicast=allow_multicast, replay=replay)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+    if show_plan:
+        from .render import plan_table
+
+        if as_json:
+            import json
+
+            _echo_json(json.dumps([{"family": i.family, "title": i.title, "function": i.fn, "args": i.kwargs}
+                                   for i in plan.items], indent=1))
+        else:
+            _console().print(plan_table(plan))
+        return
+    profile = api.run(plan, topology, label=label, progress=not as_json or sys.stderr.isatty())
+    from .schema import dumps
+
+    if out:
+        Path(out).write_text(dumps(profile) + "\n")
+        click.echo(f"Wrote {out}", err=True)
+    if not no_save:
+        with _store(ctx) as store:
+            store.put(profile)
+            click.echo(f"Saved profile {profile.id} to {store.path}", err=True)
+    if as_json:
+        _echo_json(dumps(profile))
+    else:
+        from .render import bench_summary
+
+        _console().print(bench_summary(profile))
+
+
 @cli.group(cls=Group)
 def runs() -> None:
     """Manage the profiles saved in the store (list, show, export, import, rm)."""

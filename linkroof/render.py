@@ -185,3 +185,57 @@ def profile_summary(profile: Profile) -> Group:
     if profile.skipped:
         parts.append(Text("Skipped:\n" + "\n".join(f"  - {s.name}: {s.reason}" for s in profile.skipped)))
     return Group(*parts)
+
+
+def plan_table(plan: Any) -> Table:
+    t = Table(title=f"Plan: suite {plan.suite}, GPUs {', '.join(map(str, plan.gpus))}, {len(plan.items)} benchmarks",
+              title_justify="left")
+    for col in ("Family", "Benchmark"):
+        t.add_column(col)
+    for item in plan.items:
+        t.add_row(item.family, item.title)
+    for s in plan.skipped:
+        t.add_row("skipped", f"{s.name}: {s.reason}")
+    return t
+
+
+def _figure(m: Any) -> str:
+    from .units import format_time
+
+    if m.flops_per_rep:
+        return f"{m.flop_rate / 1e12:.1f} TFLOP/s"
+    if not m.bytes_per_rep:
+        return format_time(m.median_s)
+    return format_rate(m.bandwidth_bytes_per_s)
+
+
+def bench_summary(profile: Profile) -> Group:
+    """The figures of a bench run: one row per measurement (sweeps summarised)."""
+    from .units import format_size
+
+    t = Table(title=f"linkroof bench  profile {profile.id}", title_justify="left")
+    for col in ("Benchmark", "Mech.", "Pattern", "GPUs", "Size", "Params", "Median", "CV", "Verified"):
+        t.add_column(col)
+    sweeps = 0
+    for m in profile.measurements:
+        if m.spec.params.get("sweep"):
+            sweeps += 1
+            continue
+        params = ", ".join(f"{k}={v}" for k, v in m.spec.params.items()
+                           if k in ("blocks", "unroll", "chunk", "stages", "dtype", "host_memory", "mode", "peer_access",
+                                    "working_set_bytes"))
+        t.add_row(m.spec.name, m.spec.mechanism, m.spec.pattern, ",".join(map(str, m.spec.devices)),
+                  format_size(m.spec.message_bytes) if m.bytes_per_rep else "", params, _figure(m),
+                  f"{m.cv:.1%}", "yes" if m.verified else "NO")
+    parts: list[Any] = [t]
+    if sweeps:
+        parts.append(Text(f"{sweeps} message-size sweep points (see --json, the dashboard, or linkroof advise)."))
+    if profile.skipped:
+        parts.append(Text("Skipped:\n" + "\n".join(f"  - {s.name}: {s.reason}" for s in profile.skipped), style="yellow"))
+    unverified = [m for m in profile.measurements if not m.verified]
+    if unverified:
+        parts.append(Text(f"{len(unverified)} figures UNVERIFIED: " + "; ".join(
+            f"{m.spec.name} ({m.verification})" for m in unverified[:5]), style="bold red"))
+    for note in profile.notes:
+        parts.append(Text(note, style="dim"))
+    return Group(*parts)

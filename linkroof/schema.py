@@ -235,6 +235,7 @@ class Measurement:
     host: str = ""
     rank: int | None = None
     reported: dict[str, float] = field(default_factory=dict)  # figures an imported tool printed
+    flops_per_rep: float = 0.0  # compute benchmarks: floating-point operations per repetition
 
     CV_WARN = 0.05
 
@@ -268,6 +269,13 @@ class Measurement:
         return self.reported.get("bandwidth_bytes_per_s", math.nan)
 
     @property
+    def flop_rate(self) -> float:
+        """FLOP/s at the median time (compute benchmarks)."""
+        if self.flops_per_rep and self.times_s and self.median_s > 0:
+            return self.flops_per_rep / self.median_s
+        return self.reported.get("flop_rate", math.nan)
+
+    @property
     def busbw_bytes_per_s(self) -> float:
         if self.busbw_factor is None:
             return math.nan
@@ -291,6 +299,7 @@ class Measurement:
             "cv": _finite(self.cv),
             "bandwidth_bytes_per_s": _finite(self.bandwidth_bytes_per_s),
             "busbw_bytes_per_s": _finite(self.busbw_bytes_per_s),
+            "flop_rate": _finite(self.flop_rate),
             "warnings": list(self.all_warnings),
         }
 

@@ -1,0 +1,112 @@
+"""Compute peaks, the compute ceilings of the roofline: dense GEMM through cuBLAS per
+data type (random inputs, result checked against float64 on a corner of C), and an
+fp32 FMA kernel."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..schema import BenchSpec, Measurement
+from .cuda import BenchError, cp, launch, sm_count
+from .timing import time_kernel
+
+GEMM_DTYPES = ("fp16", "bf16", "tf32", "fp32", "fp64")
+TOLERANCE = {"fp16": 1e-2, "bf16": 2e-2, "tf32": 5e-3, "fp32": 1e-4, "fp64": 1e-10}
+NO_BYTES = "no bytes counted (compute)"
+
+# cuBLAS / CUDA enums (library_types.h, cublas_api.h)
+CUDA_R_32F, CUDA_R_16BF = 0, 14
+CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_FAST_TF32 = 68, 77
+CUBLAS_GEMM_DEFAULT = -1
+
+
+def _inputs(n: int, dtype: str, seed: int) -> tuple:
+    cupy = cp()
+    rng = cupy.random.default_rng(seed)
+    a32 = rng.standard_normal((n, n), dtype=cupy.float32)
+    b32 = rng.standard_normal((n, n), dtype=cupy.float32)
+    if dtype == "fp16":
+        return a32.astype(cupy.float16), b32.astype(cupy.float16)
+    if dtype == "bf16":  # bf16 = the top 16 bits of fp32 (truncated), kept as uint16
+        return ((a32.view(cupy.uint32) >> 16).astype(cupy.uint16), (b32.view(cupy.uint32) >> 16).astype(cupy.uint16))
+    if dtype in ("tf32", "fp32"):
+        return a32, b32
+    if dtype == "fp64":
+        return a32.astype(cupy.float64), b32.astype(cupy.float64)
+    raise BenchError(f"unknown GEMM data type {dtype!r}")
+
+
+def _as_f64(x, dtype: str):
+    cupy = cp()
+    if dtype == "bf16":
+        return (x.astype(cupy.uint32) << 16).view(cupy.float32).astype(cupy.float64)
+    return x.astype(cupy.float64)
+
+
+def _gemm_ex(a, b, c, n: int, data_type: int, compute_type: int) -> None:
+    """Row-major C = A @ B through cublasGemmEx (column-major: C^T = B^T A^T)."""
+    cupy = cp()
+    from cupy_backends.cuda.libs import cublas
+
+    handle = cupy.cuda.device.get_cublas_handle()
+    alpha = np.array([1.0], dtype=np.float32)
+    beta = np.array([0.0], dtype=np.float32)
+    cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
+    cublas.gemmEx(handle, 0, 0, n, n, n, alpha.ctypes.data, b.data.ptr, data_type, n, a.data.ptr, data_type, n,
+                  beta.ctypes.data, c.data.ptr, data_type if data_type != CUDA_R_16BF else CUDA_R_16BF, n,
+                  compute_type, CUBLAS_GEMM_DEFAULT)
+
+
+def gemm(dev: int, dtype: str, n: int = 8192, reps: int = 10, seed: int = 7) -> Measurement:
+    cupy = cp()
+    with cupy.cuda.Device(dev):
+        a, b = _inputs(n, dtype, seed)
+        if dtype in ("fp16", "fp32", "fp64"):
+            c = cupy.empty_like(a)
+
+            def run(stream):
+                with stream:
+                    cupy.matmul(a, b, out=c)
+        else:
+            c = cupy.empty_like(a)
+            dt, ct = (CUDA_R_16BF, CUBLAS_COMPUTE_32F) if dtype == "bf16" else (CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32)
+
+            def run(stream):
+                from cupy_backends.cuda.libs import cublas
+
+                handle = cupy.cuda.device.get_cublas_handle()
+                cublas.setStream(handle, stream.ptr)
+                _gemm_ex(a, b, c, n, dt, ct)
+
+        try:
+            times = time_kernel(dev, run, reps, warmup=2)
+        except (ImportError, AttributeError, TypeError) as e:
+            raise BenchError(f"{dtype} GEMM is not reachable through this CuPy ({e})") from None
+        corner = 64
+        ref = _as_f64(a[:corner], dtype) @ _as_f64(b[:, :corner], dtype)
+        got = _as_f64(c[:corner, :corner], dtype)
+        err = float(cupy.linalg.norm(got - ref) / cupy.linalg.norm(ref))
+    ok = err < TOLERANCE[dtype]
+    spec = BenchSpec("gemm_throughput", "compute", "gemm", (dev,), 0, reps,
+                     params={"dtype": dtype, "m": n, "n": n, "k": n, "library": "cuBLAS via CuPy"})
+    return Measurement(spec=spec, times_s=tuple(times), bytes_per_rep=0, bytes_convention=NO_BYTES, verified=ok,
+                       verification=f"C[:{corner},:{corner}] vs float64: relative error {err:.2e} "
+                                    f"({'within' if ok else 'above'} {TOLERANCE[dtype]:.0e})",
+                       flops_per_rep=2.0 * n ** 3)
+
+
+def fma_peak(dev: int, reps: int = 5, iters: int = 4000) -> Measurement:
+    """fp32 FMA throughput: 8 dependent chains of 16 FMAs per loop per thread."""
+    cupy = cp()
+    a, b = np.float32(0.999), np.float32(0.001)
+    blocks, threads = sm_count(dev) * 8, 256
+    with cupy.cuda.Device(dev):
+        sink = cupy.zeros(1, dtype=cupy.float32)
+    times = time_kernel(dev, lambda s: launch(dev, "fma_peak", blocks, threads, (sink, np.uint32(iters), a, b),
+                                              stream=s), reps)
+    flops = 2.0 * 16 * 8 * iters * blocks * threads
+    spec = BenchSpec("fma_throughput", "compute", "fma", (dev,), 0, reps,
+                     params={"dtype": "fp32", "blocks": blocks, "threads": threads, "iters": iters})
+    return Measurement(spec=spec, times_s=tuple(times), bytes_per_rep=0, bytes_convention=NO_BYTES, verified=True,
+                       verification="synthetic register kernel: no data to check (timed with events)",
+                       flops_per_rep=flops)

@@ -1,0 +1,217 @@
+"""Planning: from a Topology, the benchmarks that make sense on this machine.
+
+Pure: no CuPy here, so plans are tested on recorded and synthetic topologies. Each
+planned item names a benchmark function and its arguments; `runner.py` runs them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..schema import Skipped, Topology, known
+
+FAMILIES = ("host", "local", "peer_ce", "peer_sm", "peer_tma", "concurrency", "latency", "sweep", "compute",
+            "multicast")
+SUITES = ("quick", "default", "full")
+
+MiB = 1 << 20
+GiB = 1 << 30
+
+
+@dataclass(frozen=True)
+class PlannedBench:
+    family: str
+    title: str  # for the progress bar
+    fn: str  # function path inside linkroof.microbench, e.g. "copies.peer_copy"
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Plan:
+    items: list[PlannedBench]
+    skipped: list[Skipped]
+    gpus: list[int]
+    suite: str
+
+    def families(self) -> list[str]:
+        return list(dict.fromkeys(i.family for i in self.items))
+
+
+def _peer_ok(topo: Topology, a: int, b: int) -> bool:
+    p = topo.pair(a, b)
+    return p.p2p_read == "OK" or p.p2p_write == "OK" or p.nvlink_via in ("switch", "direct")
+
+
+def default_sizes(suite: str) -> list[int]:
+    """Message sizes of the sweeps: bytes to 1 GiB."""
+    if suite == "full":
+        return [1 << k for k in range(2, 31)]  # 4 B .. 1 GiB, every power of two
+    return [1 << k for k in range(4, 31, 2)]  # 16 B .. 1 GiB, every factor of 4
+
+
+def make_plan(topo: Topology, suite: str = "default", gpus: Iterable[int] | None = None,
+              only: Iterable[str] | None = None, sizes: list[int] | None = None, reps: int | None = None,
+              allow_multicast: bool = False) -> Plan:
+    if suite not in SUITES:
+        raise ValueError(f"unknown suite {suite!r} (one of {', '.join(SUITES)})")
+    all_gpus = [g.index for g in topo.gpus]
+    chosen = sorted(set(gpus)) if gpus is not None else all_gpus
+    bad = [g for g in chosen if g not in all_gpus]
+    if bad:
+        raise ValueError(f"no GPU {bad[0]} on this machine (GPUs: {', '.join(map(str, all_gpus))})")
+    families = list(only) if only else [f for f in FAMILIES if f != "multicast" or allow_multicast]
+    unknown = [f for f in families if f not in FAMILIES]
+    if unknown:
+        raise ValueError(f"unknown benchmark family {unknown[0]!r} (families: {', '.join(FAMILIES)})")
+    r = reps or {"quick": 5, "default": 10, "full": 20}[suite]
+    big = 256 * MiB if suite == "quick" else 512 * MiB
+    items: list[PlannedBench] = []
+    skipped: list[Skipped] = []
+
+    usable = []
+    for g in chosen:
+        gpu = topo.gpus[g]
+        if gpu.mig.enabled is True:
+            skipped.append(Skipped("all", "MIG is enabled: linkroof benchmarks whole GPUs only", (g,)))
+        else:
+            usable.append(g)
+    headline = usable[:1] if suite == "quick" else usable
+    ordered_pairs = [(a, b) for a in usable for b in usable if a != b]
+    peer_pairs = [(a, b) for a, b in ordered_pairs if _peer_ok(topo, a, b)]
+    for a, b in ordered_pairs:
+        if (a, b) not in peer_pairs:
+            skipped.append(Skipped("peer copies", f"no peer path GPU{a} -> GPU{b} (P2P {topo.pair(a, b).p2p_read}); "
+                                   "only the host-staged copy runs", (a, b)))
+    first_pair = peer_pairs[:1]
+    pairs = first_pair if suite == "quick" else (peer_pairs if suite == "full" else
+                                                 [p for p in peer_pairs if p[0] < p[1]] + [p for p in peer_pairs if p[0] > p[1]][:1])
+    hopper = {g for g in usable if known(topo.gpus[g].compute_capability) and
+              tuple(int(x) for x in topo.gpus[g].compute_capability.split(".")) >= (9, 0)}
+
+    def add(family: str, title: str, fn: str, **kwargs: Any) -> None:
+        if family in families:
+            items.append(PlannedBench(family, title, fn, kwargs))
+
+    # 1. host links
+    for g in headline:
+        add("host", f"H2D pinned GPU{g}", "copies.host_copy", gpu=g, direction="h2d", nbytes=big, reps=r)
+        add("host", f"D2H pinned GPU{g}", "copies.host_copy", gpu=g, direction="d2h", nbytes=big, reps=r)
+        if suite != "quick":
+            add("host", f"H2D pageable GPU{g}", "copies.host_copy", gpu=g, direction="h2d", nbytes=big // 4,
+                reps=max(3, r // 2), pinned=False)
+            add("host", f"D2H pageable GPU{g}", "copies.host_copy", gpu=g, direction="d2h", nbytes=big // 4,
+                reps=max(3, r // 2), pinned=False)
+            add("host", f"host bidirectional GPU{g}", "copies.host_bidir", gpu=g, nbytes=big, reps=r)
+    if suite != "quick" and len(usable) > 1:
+        for d in ("h2d", "d2h"):
+            add("host", f"{d.upper()} all GPUs at once", "copies.host_all_gpus", gpus=usable, direction=d, nbytes=big, reps=r)
+
+    # 2. local HBM
+    for g in headline:
+        add("local", f"local copy CE GPU{g}", "copies.local_copy", gpu=g, mechanism="ce", nbytes=2 * big, reps=r)
+        if suite != "quick":
+            add("local", f"local copy SM GPU{g}", "copies.local_copy", gpu=g, mechanism="sm", nbytes=2 * big, reps=r)
+            add("local", f"local read-only GPU{g}", "local.read_only", gpu=g, nbytes=2 * big, reps=r)
+            add("local", f"local write-only GPU{g}", "local.write_only", gpu=g, nbytes=2 * big, reps=r)
+
+    # 3-5. peer copies
+    if ordered_pairs and not peer_pairs:
+        skipped.append(Skipped("peer copies", "no GPU pair has a peer path", tuple(usable)))
+    for a, b in pairs:
+        for mode in ("read", "write"):
+            add("peer_ce", f"CE {mode} GPU{a}->GPU{b}", "copies.peer_copy", src=a, dst=b, mode=mode, mechanism="ce",
+                nbytes=big, reps=r)
+            add("peer_sm", f"SM {mode} GPU{a}->GPU{b}", "copies.peer_copy", src=a, dst=b, mode=mode, mechanism="sm",
+                nbytes=big, reps=r)
+            if a in hopper and b in hopper:
+                add("peer_tma", f"TMA {mode} GPU{a}->GPU{b}", "copies.peer_copy", src=a, dst=b, mode=mode,
+                    mechanism="tma", nbytes=big, reps=r)
+        if a < b or suite == "quick":
+            add("peer_ce", f"CE both directions GPU{a}<->GPU{b}", "copies.peer_bidir", a=a, b=b, mode="write",
+                mechanism="ce", nbytes=big, reps=r)
+            if suite != "quick":
+                add("peer_ce", f"CE both directions (read) GPU{a}<->GPU{b}", "copies.peer_bidir", a=a, b=b, mode="read",
+                    mechanism="ce", nbytes=big, reps=r)
+                for mode in ("read", "write"):
+                    add("peer_sm", f"SM both directions ({mode}) GPU{a}<->GPU{b}", "copies.peer_bidir", a=a, b=b,
+                        mode=mode, mechanism="sm", nbytes=big, reps=r)
+                add("peer_ce", f"CE without peer access GPU{a}->GPU{b}", "copies.peer_copy", src=a, dst=b,
+                    mode="write", mechanism="ce", nbytes=big // 4, reps=max(3, r // 2), peer_access=False)
+    if "peer_tma" in families and pairs and not any(a in hopper and b in hopper for a, b in pairs):
+        skipped.append(Skipped("peer_tma", "TMA bulk copies need compute capability 9.0+", tuple(usable)))
+    for a, b in ordered_pairs:
+        if (a, b) not in peer_pairs and suite != "quick":
+            add("peer_ce", f"CE staged through host GPU{a}->GPU{b}", "copies.peer_copy", src=a, dst=b, mode="write",
+                mechanism="ce", nbytes=big // 4, reps=max(3, r // 2), peer_access=False)
+
+    # SM count sweep (blocks) and TMA chunk sweep, on the first pair
+    if suite != "quick" and first_pair:
+        a, b = first_pair[0]
+        sms = topo.gpus[a].sm_count if known(topo.gpus[a].sm_count) else 132
+        block_counts = sorted({max(1, sms // 8), sms // 4, sms // 2, sms, 2 * sms, 4 * sms})
+        if suite == "default":
+            block_counts = [c for c in block_counts if c in (max(1, sms // 8), sms // 4, sms // 2, sms, 2 * sms)]
+        for blocks in block_counts:
+            add("peer_sm", f"SM read, {blocks} blocks", "copies.peer_copy", src=a, dst=b, mode="read", mechanism="sm",
+                nbytes=big, reps=max(3, r // 2), blocks=blocks)
+        if a in hopper and b in hopper:
+            for chunk in ((8192, 16384, 32768) if suite == "full" else (16384,)):
+                for stages in ((2, 3, 4) if suite == "full" else (2, 4)):
+                    add("peer_tma", f"TMA read, {chunk // 1024} KiB x {stages} stages", "copies.peer_copy", src=a,
+                        dst=b, mode="read", mechanism="tma", nbytes=big, reps=max(3, r // 2), chunk=chunk,
+                        stages=stages)
+
+    # 6. concurrency patterns
+    if len(usable) >= 2 and suite != "quick":
+        add("concurrency", "all-to-all at once", "copies.concurrent", pattern="all_to_all", gpus=usable, nbytes=big // 2,
+            reps=r)
+        if len(usable) >= 3:
+            add("concurrency", f"all-to-one GPU{usable[0]}", "copies.concurrent", pattern="all_to_one", gpus=usable,
+                target=usable[0], nbytes=big // 2, reps=r)
+            add("concurrency", f"one-to-all GPU{usable[0]}", "copies.concurrent", pattern="one_to_all", gpus=usable,
+                target=usable[0], nbytes=big // 2, reps=r)
+
+    # 7. latency
+    for a, b in first_pair:
+        add("latency", f"pointer chase GPU{a} -> GPU{b} memory", "latency.pointer_chase", runner=a, where="peer", target=b)
+        if suite != "quick":
+            add("latency", f"CE round trip GPU{a}->GPU{b}", "latency.ce_roundtrip", src=a, dst=b)
+            if a in hopper and b in hopper:
+                add("latency", f"TMA round trip GPU{a} <- GPU{b}", "latency.tma_roundtrip", runner=a, target=b)
+    for g in headline[:1]:
+        add("latency", f"pointer chase pinned host from GPU{g}", "latency.pointer_chase", runner=g, where="host")
+        if suite != "quick":
+            add("latency", f"pointer chase GPU{g} local (2 MiB)", "latency.pointer_chase", runner=g, where="local")
+            add("latency", f"pointer chase GPU{g} local (1 GiB)", "latency.pointer_chase", runner=g, where="local",
+                working_set=GiB, stride=(2 * MiB) + 128, hops=4000)
+
+    # 8. message-size sweeps per mechanism, on the first pair (write and read)
+    if suite != "quick" and first_pair:
+        a, b = first_pair[0]
+        for size in sizes or default_sizes(suite):
+            for mech in ("ce", "sm", "tma"):
+                if mech == "tma" and not (a in hopper and b in hopper):
+                    continue
+                if mech != "ce" and size % 16:
+                    continue
+                for mode in (("write", "read") if suite == "full" else ("write",)):
+                    add("sweep", f"{mech.upper()} {mode} {size} B", "copies.peer_copy", src=a, dst=b, mode=mode,
+                        mechanism=mech, nbytes=size, reps=max(5, r // 2), sweep=True)
+    elif suite != "quick" and "sweep" in families:
+        skipped.append(Skipped("sweep", "message-size sweeps need a GPU pair with a peer path", tuple(usable)))
+
+    # 9. compute peaks
+    for g in headline[:1] if suite != "full" else headline:
+        dtypes = ("fp16",) if suite == "quick" else ("fp16", "bf16", "tf32", "fp32", "fp64")
+        for dt in dtypes:
+            add("compute", f"GEMM {dt} GPU{g}", "compute.gemm", dev=g, dtype=dt, reps=5 if suite == "quick" else r)
+        if suite != "quick":
+            add("compute", f"fp32 FMA GPU{g}", "compute.fma_peak", dev=g)
+
+    # 10. multicast, only on request
+    if "multicast" in families:
+        add("multicast", "NVSwitch multicast (opt-in)", "multicast.multicast_bench", gpus=usable, nbytes=big, reps=r)
+
+    return Plan(items=items, skipped=skipped, gpus=usable, suite=suite)

@@ -1,0 +1,117 @@
+"""Running a plan: each benchmark in turn, progress on stderr, failures recorded as
+skipped with their reason, clocks read before and after each family (throttling is
+flagged on that family's figures), Ctrl-C keeps what was measured."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..schema import Environment, GpuState, Measurement, Profile, Skipped, Topology, Unknown
+from .cuda import BenchError
+from .plan import Plan, PlannedBench
+
+
+@dataclass
+class RunResult:
+    measurements: list[Measurement] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    states_before: tuple[GpuState, ...] = ()
+    states_after: tuple[GpuState, ...] = ()
+    seconds: float = 0.0
+    interrupted: bool = False
+
+
+def _function(path: str) -> Callable[..., Any]:
+    module, name = path.rsplit(".", 1)
+    return getattr(importlib.import_module(f"linkroof.microbench.{module}"), name)
+
+
+def _reason(e: BaseException) -> str:
+    text = str(e).strip() or type(e).__name__
+    if isinstance(e, BenchError):
+        return text
+    kind = type(e).__name__
+    if "OutOfMemory" in kind:
+        return f"out of memory: {text}"
+    if "CUDA" in kind or "CUDARuntimeError" in kind or "CUDADriverError" in kind:
+        return f"CUDA error: {text}"
+    return f"{kind}: {text}"
+
+
+def run_plan(plan: Plan, states: Callable[[], tuple[GpuState, ...]] | None = None,
+             progress: Callable[[int, int, str], None] | None = None) -> RunResult:
+    """Run every planned benchmark. `states` reads GPU clocks/power (NVML) for the
+    throttling check; `progress(done, total, title)` is called before each one."""
+    from ..profiler.environment import throttled
+
+    res = RunResult(skipped=list(plan.skipped))
+    t0 = time.perf_counter()
+    read_states = states or (lambda: ())
+    res.states_before = read_states()
+    by_family: dict[str, list[PlannedBench]] = {}
+    for item in plan.items:
+        by_family.setdefault(item.family, []).append(item)
+    done = 0
+    try:
+        for family, items in by_family.items():
+            first = len(res.measurements)
+            for item in items:
+                if progress:
+                    progress(done, len(plan.items), item.title)
+                try:
+                    res.measurements.extend(_function(item.fn)(**item.kwargs))
+                except KeyboardInterrupt:
+                    raise
+                except Exception as e:  # noqa: BLE001 - one benchmark's failure must not end the run
+                    devices = tuple(v for k, v in item.kwargs.items() if k in ("gpu", "src", "dst", "a", "b", "dev",
+                                                                                "runner", "target") and isinstance(v, int))
+                    res.skipped.append(Skipped(item.title, _reason(e), devices))
+                done += 1
+            warnings = throttled(read_states())
+            if warnings:
+                res.measurements[first:] = [dataclasses.replace(m, warnings=m.warnings + tuple(warnings))
+                                            for m in res.measurements[first:]]
+                res.notes.append(f"{family}: " + "; ".join(warnings))
+    except KeyboardInterrupt:
+        res.interrupted = True
+        res.notes.append(f"interrupted by the user after {done} of {len(plan.items)} benchmarks; "
+                         "what was measured is kept")
+    if progress:
+        progress(done, len(plan.items), "done")
+    res.states_after = read_states()
+    res.seconds = time.perf_counter() - t0
+    return res
+
+
+def cuda_versions() -> dict[str, Any]:
+    """CUDA runtime, NCCL and CuPy versions as CuPy sees them."""
+    from .cuda import cp
+
+    cupy = cp()
+    out: dict[str, Any] = {"cupy_version": cupy.__version__}
+    v = cupy.cuda.runtime.runtimeGetVersion()
+    out["cuda_runtime_version"] = f"{v // 1000}.{(v % 1000) // 10}"
+    try:
+        from cupy.cuda import nccl
+
+        n = nccl.get_version()
+        out["nccl_version"] = f"{n // 10000}.{(n // 100) % 100}.{n % 100}"
+    except Exception as e:  # noqa: BLE001 - NCCL is optional
+        out["nccl_version"] = Unknown(f"NCCL not available through CuPy ({type(e).__name__})")
+    return out
+
+
+def run_profile(topology: Topology, environment: Environment, plan: Plan, result: RunResult, label: str = "") -> Profile:
+    from ..profiler.session import make_profile
+
+    env = dataclasses.replace(environment, gpu_states_before=result.states_before, gpu_states_after=result.states_after)
+    notes = list(topology.notes) + result.notes + [f"suite {plan.suite}: {len(result.measurements)} measurements in "
+                                                   f"{result.seconds:.1f} s"]
+    return make_profile([topology], [env], result.measurements, result.skipped, label=label or f"bench:{plan.suite}",
+                        notes=notes)
