@@ -48,7 +48,7 @@ def device_count() -> int:
 @lru_cache(maxsize=None)
 def properties(dev: int) -> dict[str, Any]:
     props = cp().cuda.runtime.getDeviceProperties(dev)
-    return {k: (v.decode() if isinstance(v, bytes) else v) for k, v in props.items()}
+    return {k: (v.decode(errors="replace") if isinstance(v, bytes) else v) for k, v in props.items()}
 
 
 def compute_capability(dev: int) -> tuple[int, int]:

@@ -65,7 +65,8 @@ def run_plan(plan: Plan, states: Callable[[], tuple[GpuState, ...]] | None = Non
                 if progress:
                     progress(done, len(plan.items), item.title)
                 try:
-                    res.measurements.extend(_function(item.fn)(**item.kwargs))
+                    got = _function(item.fn)(**item.kwargs)
+                    res.measurements.extend(got if isinstance(got, list) else [got])
                 except KeyboardInterrupt:
                     raise
                 except Exception as e:  # noqa: BLE001 - one benchmark's failure must not end the run
