@@ -20,11 +20,16 @@ CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_FAST_TF32 = 68, 77
 CUBLAS_GEMM_DEFAULT = -1
 
 
-def _inputs(n: int, dtype: str, seed: int) -> tuple:
+def _inputs(n: int, dtype: str, seed: int, dist: str = "uniform") -> tuple:
+    """Random inputs (never zeros): uniform in [0, 1) or standard normal."""
     cupy = cp()
     rng = cupy.random.default_rng(seed)
-    a32 = rng.standard_normal((n, n), dtype=cupy.float32)
-    b32 = rng.standard_normal((n, n), dtype=cupy.float32)
+    if dist == "normal":
+        a32 = rng.standard_normal((n, n), dtype=cupy.float32)
+        b32 = rng.standard_normal((n, n), dtype=cupy.float32)
+    else:
+        a32 = rng.random((n, n), dtype=cupy.float32)
+        b32 = rng.random((n, n), dtype=cupy.float32)
     if dtype == "fp16":
         return a32.astype(cupy.float16), b32.astype(cupy.float16)
     if dtype == "bf16":  # bf16 = the top 16 bits of fp32 (truncated), kept as uint16
@@ -57,10 +62,11 @@ def _gemm_ex(a, b, c, n: int, data_type: int, compute_type: int) -> None:
                   compute_type, CUBLAS_GEMM_DEFAULT)
 
 
-def gemm(dev: int, dtype: str, n: int = 8192, reps: int = 10, seed: int = 7) -> Measurement:
+def gemm(dev: int, dtype: str, n: int = 8192, reps: int = 10, seed: int = 7, dist: str = "uniform",
+         warmup: int = 3) -> Measurement:
     cupy = cp()
     with cupy.cuda.Device(dev):
-        a, b = _inputs(n, dtype, seed)
+        a, b = _inputs(n, dtype, seed, dist)
         if dtype in ("fp16", "fp32", "fp64"):
             c = cupy.empty_like(a)
 
@@ -79,7 +85,7 @@ def gemm(dev: int, dtype: str, n: int = 8192, reps: int = 10, seed: int = 7) -> 
                 _gemm_ex(a, b, c, n, dt, ct)
 
         try:
-            times = time_kernel(dev, run, reps, warmup=2)
+            times = time_kernel(dev, run, reps, warmup=warmup)
         except (ImportError, AttributeError, TypeError) as e:
             raise BenchError(f"{dtype} GEMM is not reachable through this CuPy ({e})") from None
         corner = 64
@@ -88,7 +94,7 @@ def gemm(dev: int, dtype: str, n: int = 8192, reps: int = 10, seed: int = 7) -> 
         err = float(cupy.linalg.norm(got - ref) / cupy.linalg.norm(ref))
     ok = err < TOLERANCE[dtype]
     spec = BenchSpec("gemm_throughput", "compute", "gemm", (dev,), 0, reps,
-                     params={"dtype": dtype, "m": n, "n": n, "k": n, "library": "cuBLAS via CuPy"})
+                     params={"dtype": dtype, "m": n, "n": n, "k": n, "library": "cuBLAS via CuPy", "inputs": dist})
     return Measurement(spec=spec, times_s=tuple(times), bytes_per_rep=0, bytes_convention=NO_BYTES, verified=ok,
                        verification=f"C[:{corner},:{corner}] vs float64: relative error {err:.2e} "
                                     f"({'within' if ok else 'above'} {TOLERANCE[dtype]:.0e})",

@@ -67,8 +67,10 @@ def _enqueue(t: Transfer, src: Any, dst: Any, nbytes: int) -> Any:
         unroll = int(t.params.get("unroll", 8))
         blocks = int(t.params.get("blocks", sm_count(t.issuer) * 2))
         threads = int(t.params.get("threads", 512))
+        loops = np.uint32(t.params.get("loops", 1))
         name = f"copy_v4<{unroll}>"
-        return lambda s: launch(t.issuer, name, blocks, threads, (np.uint64(src.ptr), np.uint64(dst.ptr), n_vec), stream=s)
+        return lambda s: launch(t.issuer, name, blocks, threads, (np.uint64(src.ptr), np.uint64(dst.ptr), n_vec, loops),
+                                stream=s)
     if t.mechanism == "tma":
         from .cuda import compute_capability
 
@@ -81,9 +83,10 @@ def _enqueue(t: Transfer, src: Any, dst: Any, nbytes: int) -> Any:
         if chunk % 16:
             raise BenchError("TMA chunk must be a multiple of 16 bytes")
         smem = stages * chunk + 8 * stages
+        loops = np.uint32(t.params.get("loops", 1))
         name = f"tma_copy<{stages}>"
         return lambda s: launch(t.issuer, name, blocks, 32, (np.uint64(src.ptr), np.uint64(dst.ptr), np.uint64(nbytes),
-                                                              np.uint32(chunk)), stream=s, shared_mem=smem)
+                                                              np.uint32(chunk), loops), stream=s, shared_mem=smem)
     raise BenchError(f"unknown copy mechanism {t.mechanism!r}")
 
 
@@ -143,11 +146,13 @@ def run_transfers(name: str, transfers: list[Transfer], nbytes: int, reps: int, 
         devices = devices if len(set(devices)) == len(devices) else devices[:1]
         spec = BenchSpec(name=name, mechanism=t.mechanism, pattern=pattern or _pattern_of(t), devices=devices,
                          message_bytes=nbytes, repetitions=reps, concurrency=concurrency, params=params)
-        out.append(Measurement(spec=spec, times_s=tuple(ts), bytes_per_rep=nbytes, bytes_convention=COPIED,
+        loops = int(t.params.get("loops", 1)) if t.mechanism != "ce" else 1
+        convention = COPIED if loops == 1 else f"{COPIED}; {loops} whole copies per timed launch"
+        out.append(Measurement(spec=spec, times_s=tuple(ts), bytes_per_rep=nbytes * loops, bytes_convention=convention,
                                verified=check.ok, verification=check.text))
     if concurrency > 1 and total_name:
-        per_rep_total_bw = [sum(nbytes / ts[r] for ts in times) for r in range(reps)]
-        total_bytes = nbytes * concurrency
+        per_rep_total_bw = [sum(m.bytes_per_rep / m.times_s[r] for m in out) for r in range(reps)]
+        total_bytes = sum(m.bytes_per_rep for m in out)
         spec = BenchSpec(name=total_name, mechanism=transfers[0].mechanism, pattern=pattern or "concurrent",
                          devices=tuple(sorted({d for t in transfers for d in (t.src, t.dst) if d != HOST})),
                          message_bytes=nbytes, repetitions=reps, concurrency=concurrency,

@@ -15,7 +15,7 @@ PER_HOP = "seconds per dependent load (time / hops); no bytes counted"
 
 
 def pointer_chase(runner: int, where: str, target: int | None = None, working_set: int = 2 << 20,
-                  stride: int = 128, hops: int = 20000, reps: int = 5) -> Measurement:
+                  stride: int = 128, hops: int = 20000, reps: int = 5, volatile: bool = False) -> Measurement:
     """One thread on `runner` follows a chain of `working_set / stride` links laid out
     `stride` bytes apart (a 2 MiB set with 128-byte steps, as nvbandwidth) in local
     ('local'), peer ('peer', on GPU `target`) or pinned host ('host') memory."""
@@ -40,7 +40,8 @@ def pointer_chase(runner: int, where: str, target: int | None = None, working_se
         cupy.cuda.Device(owner).synchronize()
         with cupy.cuda.Device(runner):
             sink = cupy.zeros(1, dtype=cupy.uint64)
-        times = time_kernel(runner, lambda s: launch(runner, "pointer_chase", 1, 1,
+        kernel = "pointer_chase_volatile" if volatile else "pointer_chase"
+        times = time_kernel(runner, lambda s: launch(runner, kernel, 1, 1,
                                                      (np.uint64(base), np.uint64(hops), sink), stream=s), reps)
         end = int(sink.get()[0])
     finally:
@@ -51,7 +52,8 @@ def pointer_chase(runner: int, where: str, target: int | None = None, working_se
     ok = end == expected
     devices = (runner,) if where != "peer" else (runner, target)
     spec = BenchSpec("pointer_chase_latency", "latency", where, devices, stride, reps,
-                     params={"working_set_bytes": working_set, "stride_bytes": stride, "hops": hops})
+                     params={"working_set_bytes": working_set, "stride_bytes": stride, "hops": hops,
+                             "loads": "volatile" if volatile else "plain"})
     return Measurement(spec=spec, times_s=tuple(t / hops for t in times), bytes_per_rep=0, bytes_convention=PER_HOP,
                        verified=ok, verification=(f"chain ended at offset {end} as expected" if ok
                                                   else f"chain ended at offset {end}, expected {expected}"))

@@ -71,17 +71,19 @@ __device__ __forceinline__ void st_v4(uint4* p, uint4 v) {
 // the first store. Reading peer memory: run on the destination; writing peer memory:
 // run on the source.
 template <int U>
-__global__ void copy_v4(const uint4* __restrict__ src, uint4* __restrict__ dst, u64 n_vec) {
-    u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x;
+__global__ void copy_v4(const uint4* __restrict__ src, uint4* __restrict__ dst, u64 n_vec, u32 loops) {
     const u64 stride = (u64)gridDim.x * blockDim.x;
-    for (; i + (U - 1) * stride < n_vec; i += U * stride) {
-        uint4 v[U];
+    for (u32 l = 0; l < loops; ++l) {  // `loops` whole copies per launch (nvbandwidth's loopCount)
+        u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x;
+        for (; i + (U - 1) * stride < n_vec; i += U * stride) {
+            uint4 v[U];
 #pragma unroll
-        for (int u = 0; u < U; ++u) v[u] = ld_v4(src + i + u * stride);
+            for (int u = 0; u < U; ++u) v[u] = ld_v4(src + i + u * stride);
 #pragma unroll
-        for (int u = 0; u < U; ++u) st_v4(dst + i + u * stride, v[u]);
+            for (int u = 0; u < U; ++u) st_v4(dst + i + u * stride, v[u]);
+        }
+        for (; i < n_vec; i += stride) st_v4(dst + i, ld_v4(src + i));
     }
-    for (; i < n_vec; i += stride) st_v4(dst + i, ld_v4(src + i));
 }
 
 // Read-only: every 16-byte vector read once. Each thread XOR-folds what it read into
@@ -148,7 +150,7 @@ __device__ __forceinline__ void bulk_wait_read() {
 // chunks are c = blockIdx.x + k * gridDim.x. Loads run up to S chunks ahead of stores;
 // a stage is reloaded once the store that read it has finished reading shared memory.
 template <int S>
-__global__ void tma_copy(const char* __restrict__ src, char* __restrict__ dst, u64 nbytes, u32 chunk) {
+__global__ void tma_copy(const char* __restrict__ src, char* __restrict__ dst, u64 nbytes, u32 chunk, u32 loops) {
 #if __CUDA_ARCH__ >= 900
     extern __shared__ __align__(128) unsigned char smem[];
     if (threadIdx.x != 0) return;
@@ -156,9 +158,11 @@ __global__ void tma_copy(const char* __restrict__ src, char* __restrict__ dst, u
     for (int s = 0; s < S; ++s) mbar_init(smem_addr(&bars[s]));
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 
+    // `loops` whole copies per launch: the block's chunk sequence simply repeats.
     const u64 n_chunks = (nbytes + chunk - 1) / chunk;
-    const u64 mine = n_chunks > blockIdx.x ? (n_chunks - blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
-    auto chunk_of = [&](u64 k) { return blockIdx.x + k * gridDim.x; };
+    const u64 per_loop = n_chunks > blockIdx.x ? (n_chunks - blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
+    const u64 mine = per_loop * loops;
+    auto chunk_of = [&](u64 k) { return blockIdx.x + (k % per_loop) * gridDim.x; };
     auto bytes_of = [&](u64 c) { u64 left = nbytes - c * chunk; return (u32)(left < chunk ? left : chunk); };
 
     for (u64 k = 0; k < mine && k < S; ++k) {
@@ -212,6 +216,17 @@ extern "C" __global__ void tma_roundtrip(const char* src, u64 n, u32* sink) {
 // Pointer chase: each 8-byte word holds the byte offset of the next. One thread follows
 // `hops` links; the time per hop is the load-to-use latency of that memory.
 extern "C" __global__ void pointer_chase(const u64* base, u64 hops, u64* sink) {
+    u64 off = 0;
+    const char* b = (const char*)base;
+    for (u64 h = 0; h < hops; ++h) {
+        u64 next;
+        asm volatile("ld.global.u64 %0, [%1];" : "=l"(next) : "l"(b + off));
+        off = next;
+    }
+    sink[0] = off;
+}
+
+extern "C" __global__ void pointer_chase_volatile(const u64* base, u64 hops, u64* sink) {
     u64 off = 0;
     const char* b = (const char*)base;
     for (u64 h = 0; h < hops; ++h) off = *(volatile const u64*)(b + off);
