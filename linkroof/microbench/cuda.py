@@ -93,10 +93,12 @@ def launch(dev: int, name: str, grid: int, block: int, args: tuple[Any, ...], st
 class PinnedHost:
     """Page-locked, portable, device-mapped host memory (usable by every GPU through UVA)."""
 
+    FLAGS = 1 | 2  # cudaHostAllocPortable | cudaHostAllocMapped
+
     def __init__(self, nbytes: int):
         rt = cp().cuda.runtime
         self.nbytes = nbytes
-        self.ptr = rt.hostAlloc(max(nbytes, 16), rt.hostAllocPortable | rt.hostAllocMapped)
+        self.ptr = rt.hostAlloc(max(nbytes, 16), self.FLAGS)
 
     def numpy(self, dtype: Any = "uint8") -> Any:
         import numpy as np

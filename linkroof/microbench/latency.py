@@ -3,22 +3,26 @@ the smallest copy-engine and TMA transfers."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ..schema import BenchSpec, Measurement
 from .buffers import DeviceBuffer
 from .copies import HOST, Transfer, run_transfers
-from .cuda import BenchError, PinnedHost, compute_capability, cp, launch, set_peer_access
+from .cuda import BenchError, PinnedHost, compute_capability, cp, launch, set_peer_access, sm_count
 from .timing import time_kernel
 
 PER_HOP = "seconds per dependent load (time / hops); no bytes counted"
 
 
 def pointer_chase(runner: int, where: str, target: int | None = None, working_set: int = 2 << 20,
-                  stride: int = 128, hops: int = 20000, reps: int = 5, volatile: bool = False) -> Measurement:
+                  stride: int = 128, hops: int = 5000, sms: int = 33) -> Measurement:
     """One thread on `runner` follows a chain of `working_set / stride` links laid out
     `stride` bytes apart (a 2 MiB set with 128-byte steps, as nvbandwidth) in local
-    ('local'), peer ('peer', on GPU `target`) or pinned host ('host') memory."""
+    ('local'), peer ('peer', on GPU `target`) or pinned host ('host') memory. Each
+    repetition runs on another SM (`sms` of them, spread over the chip): latency
+    differs by an SM's place on the die, and the median over SMs is the figure."""
     cupy = cp()
     n_nodes = working_set // stride
     owner = {"local": runner, "peer": target, "host": runner}[where]
@@ -26,6 +30,8 @@ def pointer_chase(runner: int, where: str, target: int | None = None, working_se
         raise BenchError("a peer pointer chase needs a target GPU")
     if where == "peer":
         set_peer_access(runner, target, True)
+    n_sm = sm_count(runner)
+    targets = sorted({round(i * (n_sm - 1) / max(1, sms - 1)) for i in range(min(sms, n_sm))})
     host = None
     dev_buf = None
     if where == "host":
@@ -40,9 +46,10 @@ def pointer_chase(runner: int, where: str, target: int | None = None, working_se
         cupy.cuda.Device(owner).synchronize()
         with cupy.cuda.Device(runner):
             sink = cupy.zeros(1, dtype=cupy.uint64)
-        kernel = "pointer_chase_volatile" if volatile else "pointer_chase"
-        times = time_kernel(runner, lambda s: launch(runner, kernel, 1, 1,
-                                                     (np.uint64(base), np.uint64(hops), sink), stream=s), reps)
+        order = iter([targets[0]] + targets)  # one warm-up run, then one timed run per sampled SM
+        times = time_kernel(runner, lambda s: launch(runner, "pointer_chase", n_sm, 32,
+                                                     (np.uint64(base), np.uint64(hops), np.uint32(next(order)), sink),
+                                                     stream=s), len(targets), warmup=1)
         end = int(sink.get()[0])
     finally:
         if host is not None:
@@ -51,9 +58,9 @@ def pointer_chase(runner: int, where: str, target: int | None = None, working_se
     expected = (hops % n_nodes) * stride
     ok = end == expected
     devices = (runner,) if where != "peer" else (runner, target)
-    spec = BenchSpec("pointer_chase_latency", "latency", where, devices, stride, reps,
+    spec = BenchSpec("pointer_chase_latency", "latency", where, devices, stride, len(targets),
                      params={"working_set_bytes": working_set, "stride_bytes": stride, "hops": hops,
-                             "loads": "volatile" if volatile else "plain"})
+                             "sms_sampled": len(targets)})
     return Measurement(spec=spec, times_s=tuple(t / hops for t in times), bytes_per_rep=0, bytes_convention=PER_HOP,
                        verified=ok, verification=(f"chain ended at offset {end} as expected" if ok
                                                   else f"chain ended at offset {end}, expected {expected}"))
@@ -63,7 +70,7 @@ def ce_roundtrip(src: int, dst: int, reps: int = 20) -> Measurement:
     """Time per back-to-back 4-byte copy-engine copy src -> dst (issue + completion)."""
     (m,) = run_transfers("ce_roundtrip_latency", [Transfer(src, dst, src, "ce")], 4, reps,
                          pattern="p2p_write" if HOST not in (src, dst) and src != dst else None)
-    return m
+    return dataclasses.replace(m, bytes_per_rep=0, bytes_convention="seconds per 4-byte copy, back to back")
 
 
 def tma_roundtrip(runner: int, target: int, n: int = 4000, reps: int = 5) -> Measurement:

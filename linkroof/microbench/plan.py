@@ -44,6 +44,12 @@ def _peer_ok(topo: Topology, a: int, b: int) -> bool:
     return p.p2p_read == "OK" or p.p2p_write == "OK" or p.nvlink_via in ("switch", "direct")
 
 
+def _sized(params: dict[str, Any], topo: Topology, gpu: int, per_sm: int = 2) -> dict[str, Any]:
+    """Fill in a block count from the issuing GPU's SM count (2 blocks per SM by default)."""
+    sms = topo.gpus[gpu].sm_count if known(topo.gpus[gpu].sm_count) else 132
+    return {k: (sms * per_sm if k == "blocks" and v is None else v) for k, v in params.items()}
+
+
 def default_sizes(suite: str) -> list[int]:
     """Message sizes of the sweeps: bytes to 1 GiB."""
     if suite == "full":
@@ -66,7 +72,11 @@ def make_plan(topo: Topology, suite: str = "default", gpus: Iterable[int] | None
     if unknown:
         raise ValueError(f"unknown benchmark family {unknown[0]!r} (families: {', '.join(FAMILIES)})")
     r = reps or {"quick": 5, "default": 10, "full": 20}[suite]
-    big = 256 * MiB if suite == "quick" else 512 * MiB
+    big = 512 * MiB
+    # Settings at the plateau found by benchmarks/tune.py (see benchmarks/RESULTS.md):
+    ce_big = GiB  # copy-engine copies keep gaining up to ~1 GiB
+    sm_best = {"unroll": 8, "blocks": None, "threads": 1024, "loops": 8}
+    tma_best = {"chunk": 32768, "stages": 4, "blocks": None, "loops": 8}
     items: list[PlannedBench] = []
     skipped: list[Skipped] = []
 
@@ -110,9 +120,10 @@ def make_plan(topo: Topology, suite: str = "default", gpus: Iterable[int] | None
 
     # 2. local HBM
     for g in headline:
-        add("local", f"local copy CE GPU{g}", "copies.local_copy", gpu=g, mechanism="ce", nbytes=2 * big, reps=r)
+        add("local", f"local copy CE GPU{g}", "copies.local_copy", gpu=g, mechanism="ce", nbytes=2 * GiB, reps=r)
         if suite != "quick":
-            add("local", f"local copy SM GPU{g}", "copies.local_copy", gpu=g, mechanism="sm", nbytes=2 * big, reps=r)
+            add("local", f"local copy SM GPU{g}", "copies.local_copy", gpu=g, mechanism="sm", nbytes=2 * big, reps=r,
+                **_sized({"unroll": 8, "blocks": None, "threads": 512, "loops": 4}, topo, g, per_sm=4))
             add("local", f"local read-only GPU{g}", "local.read_only", gpu=g, nbytes=2 * big, reps=r)
             add("local", f"local write-only GPU{g}", "local.write_only", gpu=g, nbytes=2 * big, reps=r)
 
@@ -122,21 +133,21 @@ def make_plan(topo: Topology, suite: str = "default", gpus: Iterable[int] | None
     for a, b in pairs:
         for mode in ("read", "write"):
             add("peer_ce", f"CE {mode} GPU{a}->GPU{b}", "copies.peer_copy", src=a, dst=b, mode=mode, mechanism="ce",
-                nbytes=big, reps=r)
+                nbytes=ce_big, reps=r)
             add("peer_sm", f"SM {mode} GPU{a}->GPU{b}", "copies.peer_copy", src=a, dst=b, mode=mode, mechanism="sm",
-                nbytes=big, reps=r)
+                nbytes=big, reps=r, **_sized(sm_best, topo, a if mode == "write" else b))
             if a in hopper and b in hopper:
                 add("peer_tma", f"TMA {mode} GPU{a}->GPU{b}", "copies.peer_copy", src=a, dst=b, mode=mode,
-                    mechanism="tma", nbytes=big, reps=r)
+                    mechanism="tma", nbytes=big, reps=r, **_sized(tma_best, topo, a if mode == "write" else b))
         if a < b or suite == "quick":
             add("peer_ce", f"CE both directions GPU{a}<->GPU{b}", "copies.peer_bidir", a=a, b=b, mode="write",
-                mechanism="ce", nbytes=big, reps=r)
+                mechanism="ce", nbytes=ce_big, reps=r)
             if suite != "quick":
                 add("peer_ce", f"CE both directions (read) GPU{a}<->GPU{b}", "copies.peer_bidir", a=a, b=b, mode="read",
-                    mechanism="ce", nbytes=big, reps=r)
+                    mechanism="ce", nbytes=ce_big, reps=r)
                 for mode in ("read", "write"):
                     add("peer_sm", f"SM both directions ({mode}) GPU{a}<->GPU{b}", "copies.peer_bidir", a=a, b=b,
-                        mode=mode, mechanism="sm", nbytes=big, reps=r)
+                        mode=mode, mechanism="sm", nbytes=big, reps=r, **_sized(sm_best, topo, a))
                 add("peer_ce", f"CE without peer access GPU{a}->GPU{b}", "copies.peer_copy", src=a, dst=b,
                     mode="write", mechanism="ce", nbytes=big // 4, reps=max(3, r // 2), peer_access=False)
     if "peer_tma" in families and pairs and not any(a in hopper and b in hopper for a, b in pairs):

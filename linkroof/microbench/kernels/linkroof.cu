@@ -199,6 +199,7 @@ extern "C" __global__ void tma_roundtrip(const char* src, u64 n, u32* sink) {
 #if __CUDA_ARCH__ >= 900
     __shared__ __align__(128) unsigned char buf[16];
     __shared__ u64 bar_mem;
+    if (threadIdx.x != 0) return;
     const u32 bar = smem_addr(&bar_mem);
     mbar_init(bar);
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
@@ -213,9 +214,12 @@ extern "C" __global__ void tma_roundtrip(const char* src, u64 n, u32* sink) {
 
 // ----------------------------------------------------------------- latency
 
-// Pointer chase: each 8-byte word holds the byte offset of the next. One thread follows
-// `hops` links; the time per hop is the load-to-use latency of that memory.
-extern "C" __global__ void pointer_chase(const u64* base, u64 hops, u64* sink) {
+// Pointer chase: each 8-byte word holds the byte offset of the next. Launched with one
+// block per SM; only block `target` follows `hops` links (one thread), so that the
+// caller can sample latency from different SMs (as nvbandwidth). Time per hop is the
+// load-to-use latency of that memory from that SM.
+extern "C" __global__ void pointer_chase(const u64* base, u64 hops, u32 target, u64* sink) {
+    if (blockIdx.x != target || threadIdx.x != 0) return;
     u64 off = 0;
     const char* b = (const char*)base;
     for (u64 h = 0; h < hops; ++h) {
@@ -223,13 +227,6 @@ extern "C" __global__ void pointer_chase(const u64* base, u64 hops, u64* sink) {
         asm volatile("ld.global.u64 %0, [%1];" : "=l"(next) : "l"(b + off));
         off = next;
     }
-    sink[0] = off;
-}
-
-extern "C" __global__ void pointer_chase_volatile(const u64* base, u64 hops, u64* sink) {
-    u64 off = 0;
-    const char* b = (const char*)base;
-    for (u64 h = 0; h < hops; ++h) off = *(volatile const u64*)(b + off);
     sink[0] = off;
 }
 

@@ -1,0 +1,189 @@
+"""On the accelerator: every benchmark family runs and verifies, figures fall between
+half the reference and the line rate, a broken copy is caught, and small-message
+figures do not move when Python is slowed down."""
+
+import time
+
+import pytest
+
+
+def _gpus() -> int:
+    try:
+        import cupy
+
+        return cupy.cuda.runtime.getDeviceCount()
+    except Exception:  # noqa: BLE001
+        return 0
+
+
+GPU_COUNT = _gpus()
+pytestmark = pytest.mark.gpu
+MiB = 1 << 20
+
+# 2xH200 references (shared/anchor-outputs, nvbandwidth) and link limits, bytes/s
+NVLINK_LINE = 478.125e9
+PCIE_LINE = 63.0e9
+REF = {"p2p_ce": 393.8e9, "p2p_sm": 370.0e9, "h2d": 55.3e9, "local_ce": 2079e9}
+
+
+def cupy_or_skip():
+    return pytest.importorskip("cupy")
+
+
+def within(m, low, high):
+    bw = m.bandwidth_bytes_per_s
+    assert m.verified, m.verification
+    assert low <= bw <= high, f"{m.spec.name} {m.spec.mechanism}: {bw / 1e9:.1f} GB/s not in [{low / 1e9:.0f}, {high / 1e9:.0f}]"
+
+
+def test_host_links():
+    cupy_or_skip()
+    from linkroof.microbench import copies
+
+    for direction in ("h2d", "d2h"):
+        (m,) = copies.host_copy(0, direction, 256 * MiB, 5)
+        within(m, 0.5 * REF["h2d"], PCIE_LINE)
+        (m,) = copies.host_copy(0, direction, 64 * MiB, 3, pinned=False)
+        assert m.verified and m.spec.params["host_memory"] == "pageable"
+        assert m.bandwidth_bytes_per_s < PCIE_LINE
+    parts = copies.host_bidir(0, 128 * MiB, 3)
+    assert len(parts) == 3 and all(p.verified for p in parts)
+    assert parts[2].bandwidth_bytes_per_s < 2 * PCIE_LINE
+
+
+def test_local_hbm():
+    cupy_or_skip()
+    from linkroof.microbench import copies, local
+
+    (m,) = copies.local_copy(0, "ce", 512 * MiB, 5)
+    within(m, 0.5 * REF["local_ce"], 4.8e12)
+    (m,) = copies.local_copy(0, "sm", 512 * MiB, 5, loops=2)
+    within(m, 0.5 * REF["local_ce"], 4.8e12)
+    for fn in (local.read_only, local.write_only):
+        (m,) = fn(0, 512 * MiB, 5)
+        within(m, 1e12, 4.8e12)
+
+
+def test_compute():
+    cupy_or_skip()
+    from linkroof.microbench import compute
+
+    m = compute.gemm(0, "fp16", n=4096, reps=5)
+    assert m.verified, m.verification
+    assert 300e12 < m.flop_rate < 1000e12
+    m = compute.fma_peak(0, reps=3)
+    assert 20e12 < m.flop_rate < 70e12
+
+
+def test_latency_single_gpu():
+    cupy_or_skip()
+    from linkroof.microbench import latency
+
+    local = latency.pointer_chase(0, "local", sms=4)
+    host = latency.pointer_chase(0, "host", sms=4)
+    assert local.verified and host.verified
+    assert 50e-9 < local.median_s < host.median_s < 5e-6
+
+
+needs_two = pytest.mark.skipif(GPU_COUNT < 2, reason="needs two GPUs")
+
+
+@needs_two
+@pytest.mark.parametrize("mechanism", ["ce", "sm", "tma"])
+@pytest.mark.parametrize("mode", ["read", "write"])
+def test_peer_copies(mechanism, mode):
+    cupy_or_skip()
+    from linkroof.microbench import copies
+
+    params = {"loops": 4} if mechanism != "ce" else {}
+    (m,) = copies.peer_copy(0, 1, mode, mechanism, 256 * MiB, 5, **params)
+    within(m, 0.5 * REF["p2p_sm"], NVLINK_LINE)
+    assert m.spec.params["issuer"] == (1 if mode == "read" else 0)
+
+
+@needs_two
+def test_bidir_and_concurrency():
+    cupy_or_skip()
+    from linkroof.microbench import copies
+
+    a, b, total = copies.peer_bidir(0, 1, "write", "ce", 256 * MiB, 5)
+    assert total.bytes_per_rep == 2 * 256 * MiB
+    assert total.bandwidth_bytes_per_s == pytest.approx(a.bandwidth_bytes_per_s + b.bandwidth_bytes_per_s, rel=0.02)
+    within(total, REF["p2p_ce"], 2 * NVLINK_LINE)
+    ms = copies.concurrent("all_to_all", [0, 1], 128 * MiB, 3)
+    assert all(m.verified for m in ms)
+    assert {m.spec.name for m in ms} >= {"all_to_all_bandwidth", "all_to_all_total_bandwidth"}
+
+
+@needs_two
+def test_peer_without_peer_access_is_staged():
+    cupy_or_skip()
+    from linkroof.microbench import copies
+
+    (m,) = copies.peer_copy(0, 1, "write", "ce", 64 * MiB, 3, peer_access=False)
+    assert m.verified and m.spec.name == "p2p_staged_bandwidth"
+    assert m.bandwidth_bytes_per_s < PCIE_LINE  # through host memory, not NVLink
+    copies.peer_copy(0, 1, "write", "ce", 16 * MiB, 2)  # and peer access comes back
+
+
+@needs_two
+def test_latency_two_gpus():
+    cupy_or_skip()
+    from linkroof.microbench import latency
+
+    peer = latency.pointer_chase(0, "peer", target=1, sms=4)
+    assert peer.verified and 300e-9 < peer.median_s < 3e-6
+    ce = latency.ce_roundtrip(0, 1, reps=5)
+    assert ce.verified and 0.3e-6 < ce.median_s < 50e-6
+    tma = latency.tma_roundtrip(0, 1, n=1000, reps=3)
+    assert tma.verified, tma.verification
+    assert 300e-9 < tma.median_s < 5e-6
+
+
+@needs_two
+def test_a_broken_copy_is_flagged(monkeypatch):
+    """Deliberately drop one 16-byte vector: verification must catch it."""
+    cupy_or_skip()
+    import numpy as np
+
+    from linkroof.microbench import copies
+    from linkroof.microbench.cuda import launch
+
+    def broken(t, src, dst, nbytes):
+        return lambda s: launch(t.issuer, "copy_v4_drop_one", 264, 512,
+                                (np.uint64(src.ptr), np.uint64(dst.ptr), np.uint64(nbytes // 16), np.uint64(12345)),
+                                stream=s)
+
+    monkeypatch.setattr(copies, "_enqueue", broken)
+    (m,) = copies.peer_copy(0, 1, "write", "sm", 64 * MiB, 2)
+    assert not m.verified
+    assert "4 of" in m.verification and "first at byte 197520" in m.verification  # 12345 * 16
+    assert any(w.startswith("unverified") for w in m.all_warnings)
+
+
+@needs_two
+def test_small_messages_do_not_see_python(monkeypatch):
+    """A 4 KiB copy timed with Python slowed by 1 ms per enqueue gives the same figure:
+    the repetitions wait behind the spin gate. Without the gate, the sleep shows."""
+    cupy_or_skip()
+    from linkroof.microbench import copies, timing
+
+    (fast,) = copies.peer_copy(0, 1, "write", "ce", 4096, 10)
+    real = copies._enqueue
+
+    def slowed(*args):
+        op = real(*args)
+
+        def run(s):
+            time.sleep(0.001)
+            op(s)
+        return run
+
+    monkeypatch.setattr(copies, "_enqueue", slowed)
+    (slow,) = copies.peer_copy(0, 1, "write", "ce", 4096, 10)
+    assert slow.verified
+    assert slow.median_s == pytest.approx(fast.median_s, rel=0.10), (fast.median_s, slow.median_s)
+    real_time_lanes = timing.time_lanes
+    monkeypatch.setattr(copies, "time_lanes", lambda lanes, reps, gated=True: real_time_lanes(lanes, reps, gated=False))
+    (ungated,) = copies.peer_copy(0, 1, "write", "ce", 4096, 3)
+    assert ungated.median_s > 10 * fast.median_s
