@@ -75,14 +75,24 @@ def main() -> None:
         for d, size in itertools.product(("h2d", "d2h"), (256 * MiB, 512 * MiB, GiB)):
             record("host", f"{d} pinned", copies.host_copy, gpu=a, direction=d, nbytes=size, reps=r)
         record("host", "bidir", copies.host_bidir, gpu=a, nbytes=512 * MiB, reps=r)
+    if "hostflags" in sections:  # page-locked memory without the mapped/portable flags
+        from linkroof.microbench import cuda
+
+        saved = cuda.PinnedHost.FLAGS
+        cuda.PinnedHost.FLAGS = 0
+        for d, size in itertools.product(("h2d", "d2h"), (512 * MiB, GiB)):
+            record("hostflags", f"{d} pinned default flags", copies.host_copy, gpu=a, direction=d, nbytes=size, reps=r)
+        cuda.PinnedHost.FLAGS = saved
+        for d in ("h2d", "d2h"):
+            record("hostflags", f"{d} pinned 2 GiB", copies.host_copy, gpu=a, direction=d, nbytes=2 * GiB, reps=r)
     if "local" in sections:
         for size in (512 * MiB, GiB, 2 * GiB):
             record("local", "ce local", copies.local_copy, gpu=a, mechanism="ce", nbytes=size, reps=r)
         record("local", "sm local", copies.local_copy, gpu=a, mechanism="sm", nbytes=GiB, reps=r, loops=4, blocks=528)
     if "latency" in sections:
-        for vol in (False, True):
-            record("latency", "peer", latency.pointer_chase, runner=a, where="peer", target=b, volatile=vol)
-            record("latency", "host", latency.pointer_chase, runner=a, where="host", volatile=vol)
+        for sms in (33, 132):
+            record("latency", f"peer {sms} SMs", latency.pointer_chase, runner=a, where="peer", target=b, sms=sms)
+            record("latency", f"host {sms} SMs", latency.pointer_chase, runner=a, where="host", sms=sms)
         record("latency", "local 2M", latency.pointer_chase, runner=a, where="local")
         record("latency", "ce rt", latency.ce_roundtrip, src=a, dst=b)
         record("latency", "tma rt", latency.tma_roundtrip, runner=a, target=b)
