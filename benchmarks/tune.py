@@ -85,6 +85,30 @@ def main() -> None:
         cuda.PinnedHost.FLAGS = saved
         for d in ("h2d", "d2h"):
             record("hostflags", f"{d} pinned 2 GiB", copies.host_copy, gpu=a, direction=d, nbytes=2 * GiB, reps=r)
+    if "h2dplace" in sections:  # is H2D variation per buffer (placement) or over time (noise)?
+        import statistics
+
+        from linkroof.microbench import cuda
+        from linkroof.microbench.buffers import DeviceBuffer
+        from linkroof.microbench.timing import Lane, time_lanes
+
+        cupy = cuda.cp()
+        rt = cupy.cuda.runtime
+        n = 512 * MiB
+        bufs = [cuda.PinnedHost(n) for _ in range(4)]
+        for hb in bufs[:2]:
+            hb.numpy("uint32")[:] = 7  # CPU-touched
+        dev = DeviceBuffer(a, n)
+        for rnd in range(3):
+            for i, hb in enumerate(bufs):
+                for kind, (dst, src, k) in {"h2d": (dev.ptr, hb.ptr, rt.memcpyHostToDevice),
+                                            "d2h": (hb.ptr, dev.ptr, rt.memcpyDeviceToHost)}.items():
+                    ts = time_lanes([Lane(a, lambda s, dst=dst, src=src, k=k: rt.memcpyAsync(dst, src, n, k, s.ptr))], 10)[0]
+                    bws = [n / t / 1e9 for t in ts]
+                    row = {"section": "h2dplace", "label": f"{kind} buf{i} round{rnd}", "median": statistics.median(bws),
+                           "min": min(bws), "max": max(bws), "cpu_touched": i < 2}
+                    rows.append(row)
+                    print(json.dumps(row), flush=True)
     if "local" in sections:
         for size in (512 * MiB, GiB, 2 * GiB):
             record("local", "ce local", copies.local_copy, gpu=a, mechanism="ce", nbytes=size, reps=r)

@@ -80,9 +80,10 @@ def gemm(dev: int, dtype: str, n: int = 8192, reps: int = 10, seed: int = 7, dis
             def run(stream):
                 from cupy_backends.cuda.libs import cublas
 
-                handle = cupy.cuda.device.get_cublas_handle()
-                cublas.setStream(handle, stream.ptr)
-                _gemm_ex(a, b, c, n, dt, ct)
+                with stream:  # CuPy binds its cuBLAS handle to the current stream
+                    handle = cupy.cuda.device.get_cublas_handle()
+                    cublas.setStream(handle, stream.ptr)
+                    _gemm_ex(a, b, c, n, dt, ct)
 
         try:
             times = time_kernel(dev, run, reps, warmup=warmup)
@@ -93,6 +94,10 @@ def gemm(dev: int, dtype: str, n: int = 8192, reps: int = 10, seed: int = 7, dis
         got = _as_f64(c[:corner, :corner], dtype)
         err = float(cupy.linalg.norm(got - ref) / cupy.linalg.norm(ref))
     ok = err < TOLERANCE[dtype]
+    rate = 2.0 * n ** 3 / sorted(times)[len(times) // 2]
+    if rate > 5e15:  # no GPU of this decade: the work ran outside the timed stream
+        raise BenchError(f"{dtype} GEMM timing implausible ({rate / 1e12:.0f} TFLOP/s): the GEMM did not run on the "
+                         "timed stream")
     spec = BenchSpec("gemm_throughput", "compute", "gemm", (dev,), 0, reps,
                      params={"dtype": dtype, "m": n, "n": n, "k": n, "library": "cuBLAS via CuPy", "inputs": dist})
     return Measurement(spec=spec, times_s=tuple(times), bytes_per_rep=0, bytes_convention=NO_BYTES, verified=ok,

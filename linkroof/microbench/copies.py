@@ -107,9 +107,15 @@ def run_transfers(name: str, transfers: list[Transfer], nbytes: int, reps: int, 
     """Run `transfers` simultaneously; one Measurement per transfer (+ a total if several)."""
     cupy = cp()
     for t in transfers:
-        for a, b in ((t.issuer, t.src), (t.issuer, t.dst)):
-            if HOST not in (a, b) and a != b:
-                set_peer_access(a, b, peer_access)
+        if HOST in (t.src, t.dst) or t.src == t.dst:
+            continue
+        if peer_access:
+            for a, b in ((t.issuer, t.src), (t.issuer, t.dst)):
+                if a != b:
+                    set_peer_access(a, b, True)
+        else:  # neither side may map the other, or the driver takes the peer path anyway
+            set_peer_access(t.src, t.dst, False)
+            set_peer_access(t.dst, t.src, False)
     seeds = [new_seed() for _ in transfers]
     buffers = []
     try:

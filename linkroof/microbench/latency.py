@@ -17,12 +17,14 @@ PER_HOP = "seconds per dependent load (time / hops); no bytes counted"
 
 
 def pointer_chase(runner: int, where: str, target: int | None = None, working_set: int = 2 << 20,
-                  stride: int = 128, hops: int = 5000, sms: int = 33) -> Measurement:
+                  stride: int = 128, hops: int = 2000, reps: int = 3, sms: int | None = None) -> Measurement:
     """One thread on `runner` follows a chain of `working_set / stride` links laid out
     `stride` bytes apart (a 2 MiB set with 128-byte steps, as nvbandwidth) in local
-    ('local'), peer ('peer', on GPU `target`) or pinned host ('host') memory. Each
-    repetition runs on another SM (`sms` of them, spread over the chip): latency
-    differs by an SM's place on the die, and the median over SMs is the figure."""
+    ('local'), peer ('peer', on GPU `target`) or pinned host ('host') memory.
+
+    Latency differs with an SM's place on the die, so each repetition sweeps the chase
+    over every SM (or `sms` of them, spread out), one kernel each, and its value is
+    the mean latency over those SMs (total time / total hops), nvbandwidth's figure."""
     cupy = cp()
     n_nodes = working_set // stride
     owner = {"local": runner, "peer": target, "host": runner}[where]
@@ -31,7 +33,8 @@ def pointer_chase(runner: int, where: str, target: int | None = None, working_se
     if where == "peer":
         set_peer_access(runner, target, True)
     n_sm = sm_count(runner)
-    targets = sorted({round(i * (n_sm - 1) / max(1, sms - 1)) for i in range(min(sms, n_sm))})
+    sms = min(sms or n_sm, n_sm)
+    targets = sorted({round(i * (n_sm - 1) / max(1, sms - 1)) for i in range(sms)})
     host = None
     dev_buf = None
     if where == "host":
@@ -46,10 +49,12 @@ def pointer_chase(runner: int, where: str, target: int | None = None, working_se
         cupy.cuda.Device(owner).synchronize()
         with cupy.cuda.Device(runner):
             sink = cupy.zeros(1, dtype=cupy.uint64)
-        order = iter([targets[0]] + targets)  # one warm-up run, then one timed run per sampled SM
-        times = time_kernel(runner, lambda s: launch(runner, "pointer_chase", n_sm, 32,
-                                                     (np.uint64(base), np.uint64(hops), np.uint32(next(order)), sink),
-                                                     stream=s), len(targets), warmup=1)
+        order = iter([targets[0]] + targets * reps)  # one warm-up run, then `reps` sweeps over the SMs
+        per_sm = time_kernel(runner, lambda s: launch(runner, "pointer_chase", n_sm, 32,
+                                                      (np.uint64(base), np.uint64(hops), np.uint32(next(order)), sink),
+                                                      stream=s), len(targets) * reps, warmup=1)
+        k = len(targets)
+        times = [sum(per_sm[r * k:(r + 1) * k]) / k for r in range(reps)]
         end = int(sink.get()[0])
     finally:
         if host is not None:
@@ -58,9 +63,9 @@ def pointer_chase(runner: int, where: str, target: int | None = None, working_se
     expected = (hops % n_nodes) * stride
     ok = end == expected
     devices = (runner,) if where != "peer" else (runner, target)
-    spec = BenchSpec("pointer_chase_latency", "latency", where, devices, stride, len(targets),
+    spec = BenchSpec("pointer_chase_latency", "latency", where, devices, stride, reps,
                      params={"working_set_bytes": working_set, "stride_bytes": stride, "hops": hops,
-                             "sms_sampled": len(targets)})
+                             "sms_sampled": len(targets), "per_rep": "mean over the SMs"})
     return Measurement(spec=spec, times_s=tuple(t / hops for t in times), bytes_per_rep=0, bytes_convention=PER_HOP,
                        verified=ok, verification=(f"chain ended at offset {end} as expected" if ok
                                                   else f"chain ended at offset {end}, expected {expected}"))

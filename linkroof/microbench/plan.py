@@ -194,9 +194,7 @@ def make_plan(topo: Topology, suite: str = "default", gpus: Iterable[int] | None
     for g in headline[:1]:
         add("latency", f"pointer chase pinned host from GPU{g}", "latency.pointer_chase", runner=g, where="host")
         if suite != "quick":
-            add("latency", f"pointer chase GPU{g} local (2 MiB)", "latency.pointer_chase", runner=g, where="local")
-            add("latency", f"pointer chase GPU{g} local (1 GiB)", "latency.pointer_chase", runner=g, where="local",
-                working_set=GiB, stride=(2 * MiB) + 128, hops=4000)
+            add("latency", f"pointer chase GPU{g} local (2 MiB, L2)", "latency.pointer_chase", runner=g, where="local")
 
     # 8. message-size sweeps per mechanism, on the first pair (write and read)
     if suite != "quick" and first_pair:
