@@ -17,7 +17,7 @@ PER_HOP = "seconds per dependent load (time / hops); no bytes counted"
 
 
 def pointer_chase(runner: int, where: str, target: int | None = None, working_set: int = 2 << 20,
-                  stride: int = 128, hops: int = 2000, reps: int = 3, sms: int | None = None) -> Measurement:
+                  stride: int = 128, hops: int = 4000, reps: int = 3, sms: int | None = None) -> Measurement:
     """One thread on `runner` follows a chain of `working_set / stride` links laid out
     `stride` bytes apart (a 2 MiB set with 128-byte steps, as nvbandwidth) in local
     ('local'), peer ('peer', on GPU `target`) or pinned host ('host') memory.
@@ -44,9 +44,14 @@ def pointer_chase(runner: int, where: str, target: int | None = None, working_se
         dev_buf = DeviceBuffer(owner, working_set)
         base = dev_buf.ptr
     try:
-        launch(owner, "chase_init", max(1, min(1024, n_nodes // 256 + 1)), 256,
-               (np.uint64(base), np.uint64(n_nodes), np.uint64(stride)))
-        cupy.cuda.Device(owner).synchronize()
+        if host is not None:  # written by the CPU, as a host program would (and as nvbandwidth does)
+            words = host.numpy("uint64")
+            nodes = np.arange(n_nodes, dtype=np.uint64)
+            words[nodes * (stride // 8)] = ((nodes + 1) % n_nodes) * stride
+        else:
+            launch(owner, "chase_init", max(1, min(1024, n_nodes // 256 + 1)), 256,
+                   (np.uint64(base), np.uint64(n_nodes), np.uint64(stride)))
+            cupy.cuda.Device(owner).synchronize()
         with cupy.cuda.Device(runner):
             sink = cupy.zeros(1, dtype=cupy.uint64)
         order = iter([targets[0]] + targets * reps)  # one warm-up run, then `reps` sweeps over the SMs

@@ -186,13 +186,15 @@ def make_plan(topo: Topology, suite: str = "default", gpus: Iterable[int] | None
 
     # 7. latency
     for a, b in first_pair:
-        add("latency", f"pointer chase GPU{a} -> GPU{b} memory", "latency.pointer_chase", runner=a, where="peer", target=b)
+        add("latency", f"pointer chase GPU{a} -> GPU{b} memory", "latency.pointer_chase", runner=a, where="peer", target=b,
+            reps=2 if suite == "quick" else 3)
         if suite != "quick":
             add("latency", f"CE round trip GPU{a}->GPU{b}", "latency.ce_roundtrip", src=a, dst=b)
             if a in hopper and b in hopper:
                 add("latency", f"TMA round trip GPU{a} <- GPU{b}", "latency.tma_roundtrip", runner=a, target=b)
     for g in headline[:1]:
-        add("latency", f"pointer chase pinned host from GPU{g}", "latency.pointer_chase", runner=g, where="host")
+        add("latency", f"pointer chase pinned host from GPU{g}", "latency.pointer_chase", runner=g, where="host",
+            reps=2 if suite == "quick" else 3)
         if suite != "quick":
             add("latency", f"pointer chase GPU{g} local (2 MiB, L2)", "latency.pointer_chase", runner=g, where="local")
 
@@ -205,9 +207,12 @@ def make_plan(topo: Topology, suite: str = "default", gpus: Iterable[int] | None
                     continue
                 if mech != "ce" and size % 16:
                     continue
+                # SM and TMA: back-to-back messages inside one launch (device-initiated, as in a
+                # fused kernel); the copy engine: back-to-back copies from the host.
+                extra = {"loops": max(1, min(4096, (16 * MiB) // size))} if mech != "ce" else {}
                 for mode in (("write", "read") if suite == "full" else ("write",)):
                     add("sweep", f"{mech.upper()} {mode} {size} B", "copies.peer_copy", src=a, dst=b, mode=mode,
-                        mechanism=mech, nbytes=size, reps=max(5, r // 2), sweep=True)
+                        mechanism=mech, nbytes=size, reps=max(5, r // 2), sweep=True, **extra)
     elif suite != "quick" and "sweep" in families:
         skipped.append(Skipped("sweep", "message-size sweeps need a GPU pair with a peer path", tuple(usable)))
 
