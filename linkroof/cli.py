@@ -198,7 +198,16 @@ def bench(ctx: click.Context, suite: str, gpus: str | None, only: str | None, si
         else:
             _console().print(plan_table(plan))
         return
-    profile = api.run(plan, topology, label=label, progress=not as_json or sys.stderr.isatty())
+    import signal
+
+    def terminated(signum: int, frame: Any) -> None:  # `timeout`, a batch system: keep what was measured
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, terminated)
+    try:
+        profile = api.run(plan, topology, label=label, progress=not as_json or sys.stderr.isatty())
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     from .schema import dumps
 
     if out:

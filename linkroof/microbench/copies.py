@@ -68,7 +68,7 @@ def _enqueue(t: Transfer, src: Any, dst: Any, nbytes: int) -> Any:
         blocks = int(t.params.get("blocks", sm_count(t.issuer) * 2))
         threads = int(t.params.get("threads", 512))
         loops = np.uint32(t.params.get("loops", 1))
-        name = f"copy_v4<{unroll}>"
+        name = f"copy_v4_l2pf<{unroll}>" if t.params.get("l2_prefetch") else f"copy_v4<{unroll}>"
         return lambda s: launch(t.issuer, name, blocks, threads, (np.uint64(src.ptr), np.uint64(dst.ptr), n_vec, loops),
                                 stream=s)
     if t.mechanism == "tma":

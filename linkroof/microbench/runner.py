@@ -25,6 +25,7 @@ class RunResult:
     states_after: tuple[GpuState, ...] = ()
     seconds: float = 0.0
     interrupted: bool = False
+    item_seconds: list[tuple[str, float]] = field(default_factory=list)
 
 
 def _function(path: str) -> Callable[..., Any]:
@@ -64,6 +65,7 @@ def run_plan(plan: Plan, states: Callable[[], tuple[GpuState, ...]] | None = Non
             for item in items:
                 if progress:
                     progress(done, len(plan.items), item.title)
+                t_item = time.perf_counter()
                 try:
                     got = _function(item.fn)(**item.kwargs)
                     res.measurements.extend(got if isinstance(got, list) else [got])
@@ -73,6 +75,7 @@ def run_plan(plan: Plan, states: Callable[[], tuple[GpuState, ...]] | None = Non
                     devices = tuple(v for k, v in item.kwargs.items() if k in ("gpu", "src", "dst", "a", "b", "dev",
                                                                                 "runner", "target") and isinstance(v, int))
                     res.skipped.append(Skipped(item.title, _reason(e), devices))
+                res.item_seconds.append((item.title, time.perf_counter() - t_item))
                 done += 1
             warnings = throttled(read_states())
             if warnings:
@@ -112,7 +115,9 @@ def run_profile(topology: Topology, environment: Environment, plan: Plan, result
     from ..profiler.session import make_profile
 
     env = dataclasses.replace(environment, gpu_states_before=result.states_before, gpu_states_after=result.states_after)
-    notes = list(topology.notes) + result.notes + [f"suite {plan.suite}: {len(result.measurements)} measurements in "
-                                                   f"{result.seconds:.1f} s"]
+    slowest = sorted(result.item_seconds, key=lambda x: -x[1])[:5]
+    notes = list(topology.notes) + result.notes + [
+        f"suite {plan.suite}: {len(result.measurements)} measurements in {result.seconds:.1f} s; slowest: "
+        + ", ".join(f"{title} {sec:.1f} s" for title, sec in slowest)]
     return make_profile([topology], [env], result.measurements, result.skipped, label=label or f"bench:{plan.suite}",
                         notes=notes)

@@ -168,7 +168,7 @@ def test_small_messages_do_not_see_python(monkeypatch):
     cupy_or_skip()
     from linkroof.microbench import copies, timing
 
-    (fast,) = copies.peer_copy(0, 1, "write", "ce", 4096, 10)
+    (fast,) = copies.peer_copy(0, 1, "write", "ce", 4096, 20)
     real = copies._enqueue
 
     def slowed(*args):
@@ -180,10 +180,10 @@ def test_small_messages_do_not_see_python(monkeypatch):
         return run
 
     monkeypatch.setattr(copies, "_enqueue", slowed)
-    (slow,) = copies.peer_copy(0, 1, "write", "ce", 4096, 10)
+    (slow,) = copies.peer_copy(0, 1, "write", "ce", 4096, 20)
     assert slow.verified
-    assert slow.median_s == pytest.approx(fast.median_s, rel=0.10), (fast.median_s, slow.median_s)
+    assert slow.median_s == pytest.approx(fast.median_s, rel=0.15), (fast.median_s, slow.median_s)
     real_time_lanes = timing.time_lanes
     monkeypatch.setattr(copies, "time_lanes", lambda lanes, reps, gated=True: real_time_lanes(lanes, reps, gated=False))
     (ungated,) = copies.peer_copy(0, 1, "write", "ce", 4096, 3)
-    assert ungated.median_s > 10 * fast.median_s
+    assert ungated.median_s > 0.9e-3 > 10 * fast.median_s  # each op now waits for Python's 1 ms

@@ -63,6 +63,16 @@ __device__ __forceinline__ uint4 ld_v4(const uint4* p) {
     asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
     return v;
 }
+// The same load with an L2 prefetch-size hint of 256 bytes (sm_80+): larger requests.
+__device__ __forceinline__ uint4 ld_v4_pf(const uint4* p) {
+    uint4 v;
+#if __CUDA_ARCH__ >= 800
+    asm volatile("ld.global.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+#else
+    v = ld_v4(p);
+#endif
+    return v;
+}
 __device__ __forceinline__ void st_v4(uint4* p, uint4 v) {
     asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" :: "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
 }
@@ -70,20 +80,29 @@ __device__ __forceinline__ void st_v4(uint4* p, uint4 v) {
 // 16-byte vector copy, grid-stride, U independent loads in flight per thread before
 // the first store. Reading peer memory: run on the destination; writing peer memory:
 // run on the source.
-template <int U>
-__global__ void copy_v4(const uint4* __restrict__ src, uint4* __restrict__ dst, u64 n_vec, u32 loops) {
+template <int U, bool PF>
+__device__ __forceinline__ void copy_v4_any(const uint4* __restrict__ src, uint4* __restrict__ dst, u64 n_vec, u32 loops) {
     const u64 stride = (u64)gridDim.x * blockDim.x;
     for (u32 l = 0; l < loops; ++l) {  // `loops` whole copies per launch (nvbandwidth's loopCount)
         u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x;
         for (; i + (U - 1) * stride < n_vec; i += U * stride) {
             uint4 v[U];
 #pragma unroll
-            for (int u = 0; u < U; ++u) v[u] = ld_v4(src + i + u * stride);
+            for (int u = 0; u < U; ++u) v[u] = PF ? ld_v4_pf(src + i + u * stride) : ld_v4(src + i + u * stride);
 #pragma unroll
             for (int u = 0; u < U; ++u) st_v4(dst + i + u * stride, v[u]);
         }
-        for (; i < n_vec; i += stride) st_v4(dst + i, ld_v4(src + i));
+        for (; i < n_vec; i += stride) st_v4(dst + i, PF ? ld_v4_pf(src + i) : ld_v4(src + i));
     }
+}
+
+template <int U>
+__global__ void copy_v4(const uint4* __restrict__ src, uint4* __restrict__ dst, u64 n_vec, u32 loops) {
+    copy_v4_any<U, false>(src, dst, n_vec, loops);
+}
+template <int U>
+__global__ void copy_v4_l2pf(const uint4* __restrict__ src, uint4* __restrict__ dst, u64 n_vec, u32 loops) {
+    copy_v4_any<U, true>(src, dst, n_vec, loops);
 }
 
 // Read-only: every 16-byte vector read once. Each thread XOR-folds what it read into
