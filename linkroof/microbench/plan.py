@@ -198,7 +198,15 @@ def make_plan(topo: Topology, suite: str = "default", gpus: Iterable[int] | None
         if suite != "quick":
             add("latency", f"pointer chase GPU{g} local (2 MiB, L2)", "latency.pointer_chase", runner=g, where="local")
 
-    # 8. message-size sweeps per mechanism, on the first pair (write and read)
+    # 9. compute peaks
+    for g in headline[:1] if suite != "full" else headline:
+        dtypes = ("fp16",) if suite == "quick" else ("fp16", "bf16", "tf32", "fp32", "fp64")
+        for dt in dtypes:
+            add("compute", f"GEMM {dt} GPU{g}", "compute.gemm", dev=g, dtype=dt, reps=5 if suite == "quick" else r)
+        if suite != "quick":
+            add("compute", f"fp32 FMA GPU{g}", "compute.fma_peak", dev=g)
+
+    # 8. message-size sweeps per mechanism, on the first pair (last: the longest family)
     if suite != "quick" and first_pair:
         a, b = first_pair[0]
         for size in sizes or default_sizes(suite):
@@ -215,14 +223,6 @@ def make_plan(topo: Topology, suite: str = "default", gpus: Iterable[int] | None
                         mechanism=mech, nbytes=size, reps=max(5, r // 2), sweep=True, **extra)
     elif suite != "quick" and "sweep" in families:
         skipped.append(Skipped("sweep", "message-size sweeps need a GPU pair with a peer path", tuple(usable)))
-
-    # 9. compute peaks
-    for g in headline[:1] if suite != "full" else headline:
-        dtypes = ("fp16",) if suite == "quick" else ("fp16", "bf16", "tf32", "fp32", "fp64")
-        for dt in dtypes:
-            add("compute", f"GEMM {dt} GPU{g}", "compute.gemm", dev=g, dtype=dt, reps=5 if suite == "quick" else r)
-        if suite != "quick":
-            add("compute", f"fp32 FMA GPU{g}", "compute.fma_peak", dev=g)
 
     # 10. multicast, only on request
     if "multicast" in families:

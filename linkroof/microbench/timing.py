@@ -20,7 +20,14 @@ from .cuda import BenchError, HostFlag, cp, launch
 # queue holds about a thousand entries; a full queue would block Python while the
 # gate waits for Python: stay well below, and split longer runs into several gates.
 MAX_QUEUED = 480
-SPIN_TIMEOUT_S = 20.0
+# Long enough for Python to queue MAX_QUEUED operations many times over; short enough
+# that an operation the driver will not queue behind the gate costs little.
+SPIN_TIMEOUT_S = 2.0
+
+
+class GateTimeout(BenchError):
+    """The operations could not all be queued behind the gate: the driver executes this
+    one synchronously with the host (seen for staged peer copies and tiny peer reads)."""
 
 
 @dataclass
@@ -107,8 +114,8 @@ def _gate(lanes: list[Lane], streams: list[Any], reps: int, gated: bool) -> list
     for s in streams:
         s.synchronize()
     if gated and flag.timed_out:
-        raise BenchError("the spin gate timed out before all repetitions were queued; figures discarded "
-                         "(the host was too slow or the queue too deep)")
+        raise GateTimeout("the spin gate timed out before all repetitions were queued; figures discarded "
+                          "(the driver runs this operation synchronously with the host, or the host was too slow)")
     out = []
     for lane, ev in zip(lanes, marks):
         out.append([cupy.cuda.get_elapsed_time(ev[r], ev[r + 1]) / 1e3 / lane.inner for r in range(reps)])

@@ -184,6 +184,6 @@ def test_small_messages_do_not_see_python(monkeypatch):
     assert slow.verified
     assert slow.median_s == pytest.approx(fast.median_s, rel=0.15), (fast.median_s, slow.median_s)
     real_time_lanes = timing.time_lanes
-    monkeypatch.setattr(copies, "time_lanes", lambda lanes, reps, gated=True: real_time_lanes(lanes, reps, gated=False))
+    monkeypatch.setattr(copies, "time_lanes", lambda lanes, reps, warmup=2, gated=True: real_time_lanes(lanes, reps, warmup, gated=False))
     (ungated,) = copies.peer_copy(0, 1, "write", "ce", 4096, 3)
     assert ungated.median_s > 0.9e-3 > 10 * fast.median_s  # each op now waits for Python's 1 ms
