@@ -106,10 +106,11 @@ def probe(as_json: bool, record: str | None, replay: str | None) -> None:
 @click.option("--label", default=None, help="A label for the saved profile.")
 @click.pass_context
 def run(ctx: click.Context, as_json: bool, no_save: bool, label: str | None) -> None:
-    """The whole job: probe this machine and save a profile in the store.
+    """The whole job: probe this machine and save a profile in the store (run
+    `linkroof bench` to measure it).
 
-    With no NVIDIA GPU here, uses the bundled reference recorded on a real 2xH200
-    machine instead, and says so."""
+    With no NVIDIA GPU here, shows and stores the bundled reference profile measured on
+    a real 2xH200 machine instead, and says so."""
     import dataclasses
 
     from .profiler.session import probe_profile
@@ -122,16 +123,18 @@ def run(ctx: click.Context, as_json: bool, no_save: bool, label: str | None) -> 
     saved_to = None
     if not no_save:
         with _store(ctx) as store:
-            store.put(profile)
+            store.put(profile, replace=fallback is not None)  # the reference is stored once, however often shown
             saved_to = store.path
     if as_json:
         from .schema import dumps
 
         _echo_json(dumps(profile))
     else:
-        from .render import topology_view
+        from .render import bench_summary, topology_view
 
         _console().print(topology_view(profile.topology))
+        if profile.measurements:
+            _console().print(bench_summary(profile))
     if saved_to:
         click.echo(f"Saved profile {profile.id} to {saved_to}", err=True)
 

@@ -125,16 +125,35 @@ def test_run_json(runner, no_gpu, store_path):
     res = runner.invoke(cli, ["run", "--json", "--no-save"])
     assert res.exit_code == 0
     p = loads(res.stdout, Profile)
-    assert p.topology.source == "replay:h200x2" and "No NVIDIA GPU here" in p.notes[0]
+    assert p.label == "reference:h200x2" and "No NVIDIA GPU here" in p.notes[-1]
+    assert len(p.measurements) > 100 and all(m.verified for m in p.measurements)
+    assert p.topology.gpus[0].name == "NVIDIA H200"
     assert not store_path.exists() or json.loads(runner.invoke(cli, ["runs", "list", "--json"]).stdout)["total"] == 0
 
 
-def test_runs_lifecycle(runner, no_gpu, store_path, tmp_path):
+def test_run_twice_keeps_one_reference(runner, no_gpu, store_path):
+    for _ in range(2):
+        assert runner.invoke(cli, ["run"]).exit_code == 0
+    assert json.loads(runner.invoke(cli, ["runs", "list", "--json"]).stdout)["total"] == 1
+
+
+def _import_probe_profile(runner, tmp_path, label):
+    from linkroof import probe
+    from linkroof.profiler.environment import collect_environment
+    from linkroof.profiler.session import make_profile
+    from linkroof.schema import dumps
+
+    path = tmp_path / f"{label}.json"
+    path.write_text(dumps(make_profile([probe(replay="h200x2")], [collect_environment()], label=label)))
+    assert runner.invoke(cli, ["runs", "import", str(path)]).exit_code == 0
+
+
+def test_runs_lifecycle(runner, store_path, tmp_path):
     for label in ("first", "second"):
-        assert runner.invoke(cli, ["run", "--label", label]).exit_code == 0
+        _import_probe_profile(runner, tmp_path, label)
     rows = json.loads(runner.invoke(cli, ["runs", "list", "--json"]).stdout)["profiles"]
-    assert [r["label"] for r in rows] == ["second", "first"]
-    pid = rows[1]["id"]
+    assert sorted(r["label"] for r in rows) == ["first", "second"]
+    pid = next(r["id"] for r in rows if r["label"] == "first")
     shown = runner.invoke(cli, ["runs", "show", pid[:-1], "--json"])  # a unique prefix works
     assert loads(shown.stdout, Profile).label == "first"
     assert "Profile " + pid in runner.invoke(cli, ["runs", "show", pid]).output

@@ -48,6 +48,11 @@ def _pattern_of(t: Transfer) -> str:
     return "p2p_read" if t.issuer == t.dst else "p2p_write"
 
 
+def _loops(t: Transfer) -> int:
+    """Messages per kernel launch (SM and TMA copies); the copy engine has none."""
+    return int(t.params.get("loops", 1)) if t.mechanism in ("sm", "tma") else 1
+
+
 def _inner(nbytes: int) -> int:
     """Operations per timed repetition: small messages are timed in batches."""
     return 1 if nbytes >= (4 << 20) else int(min(64, max(1, (4 << 20) // max(nbytes, 1))))
@@ -120,7 +125,8 @@ def run_transfers(name: str, transfers: list[Transfer], nbytes: int, reps: int, 
     buffers = []
     try:
         for t, seed in zip(transfers, seeds):
-            src, dst = _alloc(t.src, nbytes, pinned), _alloc(t.dst, nbytes, pinned)
+            span = nbytes * _loops(t)  # one slice per message of a launch
+            src, dst = _alloc(t.src, span, pinned), _alloc(t.dst, span, pinned)
             buffers.append((src, dst))
             src.fill(seed) if isinstance(src, DeviceBuffer) else src.fill(seed, t.issuer)
             dst.poison()
@@ -164,8 +170,8 @@ def run_transfers(name: str, transfers: list[Transfer], nbytes: int, reps: int, 
         devices = devices if len(set(devices)) == len(devices) else devices[:1]
         spec = BenchSpec(name=name, mechanism=t.mechanism, pattern=pattern or _pattern_of(t), devices=devices,
                          message_bytes=nbytes, repetitions=reps, concurrency=concurrency, params=params)
-        loops = int(t.params.get("loops", 1)) if t.mechanism != "ce" else 1
-        convention = COPIED if loops == 1 else f"{COPIED}; {loops} whole copies per timed launch"
+        loops = _loops(t)
+        convention = COPIED if loops == 1 else f"{COPIED}; {loops} messages (distinct slices) per timed launch"
         out.append(Measurement(spec=spec, times_s=tuple(ts), bytes_per_rep=nbytes * loops, bytes_convention=convention,
                                verified=check.ok, verification=check.text,
                                warnings=(ungated_note,) if ungated_note else ()))

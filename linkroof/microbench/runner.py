@@ -113,11 +113,13 @@ def cuda_versions() -> dict[str, Any]:
 
 def run_profile(topology: Topology, environment: Environment, plan: Plan, result: RunResult, label: str = "") -> Profile:
     from ..profiler.session import make_profile
+    from ..roofline.checks import flag_above_spec
 
     env = dataclasses.replace(environment, gpu_states_before=result.states_before, gpu_states_after=result.states_after)
     slowest = sorted(result.item_seconds, key=lambda x: -x[1])[:5]
     notes = list(topology.notes) + result.notes + [
         f"suite {plan.suite}: {len(result.measurements)} measurements in {result.seconds:.1f} s; slowest: "
         + ", ".join(f"{title} {sec:.1f} s" for title, sec in slowest)]
-    return make_profile([topology], [env], result.measurements, result.skipped, label=label or f"bench:{plan.suite}",
+    measurements = flag_above_spec(topology, result.measurements)
+    return make_profile([topology], [env], measurements, result.skipped, label=label or f"bench:{plan.suite}",
                         notes=notes)

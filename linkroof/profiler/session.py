@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import secrets
 from collections.abc import Sequence
@@ -9,10 +10,24 @@ from collections.abc import Sequence
 from ..errors import NoGpuError
 from ..schema import Environment, Measurement, Profile, Skipped, Topology
 from .environment import collect_environment
-from .recording import live_source, resolve, replay_source
+from .recording import live_source
 from .probe import probe_source
 
-REFERENCE = "h200x2"  # the bundled recording used when this machine has no GPU
+REFERENCE = "h200x2"  # the bundled profile (and recording) used when this machine has no GPU
+
+
+def bundled_profile(name: str = REFERENCE) -> Profile:
+    """A profile measured on a real machine and shipped in linkroof/data/<name>.profile.json."""
+    from importlib import resources
+
+    from ..schema import loads
+
+    path = resources.files("linkroof") / "data" / f"{name}.profile.json"
+    if not path.is_file():
+        from ..errors import LinkroofError
+
+        raise LinkroofError(f"no bundled profile named {name!r}")
+    return loads(path.read_text(), Profile)
 
 
 def new_profile_id(now: _dt.datetime | None = None) -> str:
@@ -43,10 +58,9 @@ def probe_profile(allow_reference: bool = True) -> tuple[Profile, str | None]:
     except NoGpuError as e:
         if not allow_reference:
             raise
-        data, label = resolve(REFERENCE)
-        topology = probe_source(replay_source(data, label))
-        reason = (f"No NVIDIA GPU here ({e}); using the bundled reference recorded on a real "
-                  f"2xH200 machine ({REFERENCE}).")
-        return make_profile([topology], [collect_environment()], label=f"reference:{REFERENCE}",
-                            notes=[reason]), reason
+        reference = bundled_profile(REFERENCE)
+        reason = (f"No NVIDIA GPU here ({e}); showing the bundled reference profile measured on a real "
+                  f"2xH200 machine ({REFERENCE}, {len(reference.measurements)} measurements, "
+                  f"{reference.created_at[:10]}).")
+        return dataclasses.replace(reference, notes=reference.notes + (reason,)), reason
     return make_profile([topology], [env], label="probe"), None

@@ -83,7 +83,9 @@ __device__ __forceinline__ void st_v4(uint4* p, uint4 v) {
 template <int U, bool PF>
 __device__ __forceinline__ void copy_v4_any(const uint4* __restrict__ src, uint4* __restrict__ dst, u64 n_vec, u32 loops) {
     const u64 stride = (u64)gridDim.x * blockDim.x;
-    for (u32 l = 0; l < loops; ++l) {  // `loops` whole copies per launch (nvbandwidth's loopCount)
+    // `loops` messages per launch, each its own slice of the buffers (a repeated slice
+    // would be served from this GPU's caches after the first pass, not from the link).
+    for (u32 l = 0; l < loops; ++l, src += n_vec, dst += n_vec) {
         u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x;
         for (; i + (U - 1) * stride < n_vec; i += U * stride) {
             uint4 v[U];
@@ -177,11 +179,14 @@ __global__ void tma_copy(const char* __restrict__ src, char* __restrict__ dst, u
     for (int s = 0; s < S; ++s) mbar_init(smem_addr(&bars[s]));
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 
-    // `loops` whole copies per launch: the block's chunk sequence simply repeats.
+    // `loops` messages per launch, each its own `nbytes` slice of the buffers (never a
+    // repeated slice, which this GPU's caches would serve): the block's chunk sequence
+    // repeats, offset by one slice each time.
     const u64 n_chunks = (nbytes + chunk - 1) / chunk;
     const u64 per_loop = n_chunks > blockIdx.x ? (n_chunks - blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
     const u64 mine = per_loop * loops;
     auto chunk_of = [&](u64 k) { return blockIdx.x + (k % per_loop) * gridDim.x; };
+    auto slice_of = [&](u64 k) { return (k / per_loop) * nbytes; };
     auto bytes_of = [&](u64 c) { u64 left = nbytes - c * chunk; return (u32)(left < chunk ? left : chunk); };
 
     for (u64 k = 0; k < mine && k < S; ++k) {
@@ -189,13 +194,13 @@ __global__ void tma_copy(const char* __restrict__ src, char* __restrict__ dst, u
         const u32 b = bytes_of(c);
         const u32 bar = smem_addr(&bars[k]);
         mbar_expect(bar, b);
-        bulk_load(smem_addr(smem + k * chunk), src + c * chunk, b, bar);
+        bulk_load(smem_addr(smem + k * chunk), src + slice_of(k) + c * chunk, b, bar);
     }
     for (u64 k = 0; k < mine; ++k) {
         const int s = (int)(k % S);
         const u64 c = chunk_of(k);
         mbar_wait(smem_addr(&bars[s]), (u32)((k / S) & 1));
-        bulk_store(dst + c * chunk, smem_addr(smem + (u64)s * chunk), bytes_of(c));
+        bulk_store(dst + slice_of(k) + c * chunk, smem_addr(smem + (u64)s * chunk), bytes_of(c));
         // Refill the stage used by the previous chunk once its store has read it.
         if (k >= 1 && k - 1 + S < mine) {
             bulk_wait_read<1>();
@@ -205,7 +210,7 @@ __global__ void tma_copy(const char* __restrict__ src, char* __restrict__ dst, u
             const u32 b = bytes_of(cc);
             const u32 bar = smem_addr(&bars[ss]);
             mbar_expect(bar, b);
-            bulk_load(smem_addr(smem + (u64)ss * chunk), src + cc * chunk, b, bar);
+            bulk_load(smem_addr(smem + (u64)ss * chunk), src + slice_of(kk) + cc * chunk, b, bar);
         }
     }
     asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");

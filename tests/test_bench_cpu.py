@@ -1,0 +1,236 @@
+"""The benchmark layer without a GPU: planning from each topology, the runner's error
+handling, totals and conventions, the multicast refusal, the CLI with a fake runner."""
+
+import dataclasses
+import json
+
+import pytest
+from click.testing import CliRunner
+
+import fakes
+from linkroof import probe
+from linkroof.cli import cli
+from linkroof.microbench import copies, multicast, runner
+from linkroof.microbench.plan import PlannedBench, Plan, make_plan
+from linkroof.profiler.probe import probe_source
+from linkroof.profiler.recording import replay_source
+from linkroof.profiler.session import bundled_profile
+from linkroof.roofline.checks import flag_above_spec
+from linkroof.schema import BenchSpec, GpuState, Measurement, Profile, loads
+
+
+def topo(name):
+    return probe_source(replay_source(fakes.SCENARIOS[name]().recording(), name))
+
+
+def fns(plan):
+    return [(i.family, i.fn, i.kwargs.get("mechanism"), i.kwargs.get("mode")) for i in plan.items]
+
+
+def test_quick_plan_on_h200x2_has_the_headlines():
+    plan = make_plan(probe(replay="h200x2"), "quick")
+    got = fns(plan)
+    for mech in ("ce", "sm", "tma"):
+        for mode in ("read", "write"):
+            assert ("peer_" + mech, "copies.peer_copy", mech, mode) in got
+    assert ("compute", "compute.gemm", None, None) in got
+    assert {i.kwargs["where"] for i in plan.items if i.fn == "latency.pointer_chase"} == {"peer", "host"}
+    assert not plan.skipped and len(plan.items) <= 15
+
+
+def test_default_and_full_plans_grow():
+    t = probe(replay="h200x2")
+    quick, default, full = (make_plan(t, s) for s in ("quick", "default", "full"))
+    assert len(quick.items) < len(default.items) < len(full.items)
+    assert "sweep" in default.families() and "concurrency" in default.families()
+    sizes = {i.kwargs["nbytes"] for i in full.items if i.family == "sweep"}
+    assert min(sizes) == 4 and max(sizes) == 1 << 30
+    assert full.items[-1].family == "sweep"  # the longest family runs last
+    sm_sweeps = [i for i in full.items if i.family == "sweep" and i.kwargs["mechanism"] == "sm"]
+    assert all(i.kwargs["loops"] * i.kwargs["nbytes"] <= 16 << 20 or i.kwargs["loops"] == 1 for i in sm_sweeps)
+
+
+def test_pcie_box_plan_skips_what_cannot_run():
+    plan = make_plan(topo("pcie_box_4"), "default")
+    assert any("no peer path GPU0 -> GPU2" in s.reason for s in plan.skipped)
+    assert any(s.name == "peer_tma" and "9.0" in s.reason for s in plan.skipped)
+    assert not any(i.family == "peer_tma" for i in plan.items)
+    staged = [i for i in plan.items if i.kwargs.get("peer_access") is False]
+    assert {(i.kwargs["src"], i.kwargs["dst"]) for i in staged} >= {(0, 2), (3, 1)}
+    patterns = {i.kwargs.get("pattern") for i in plan.items if i.family == "concurrency"}
+    assert patterns == {"all_to_all", "all_to_one", "one_to_all"}
+
+
+def test_eight_gpu_plans():
+    t = topo("hgx_h100_8")
+    default, full = make_plan(t, "default"), make_plan(t, "full")
+    pairs = lambda p: {(i.kwargs["src"], i.kwargs["dst"]) for i in p.items  # noqa: E731
+                       if i.fn == "copies.peer_copy" and i.family == "peer_ce" and i.kwargs.get("peer_access", True)}
+    assert len(pairs(full)) == 56 and len(pairs(default)) == 29  # every pair once, plus one reversed
+    conc = [i for i in default.items if i.family == "concurrency"]
+    assert all(i.kwargs["gpus"] == list(range(8)) for i in conc)
+
+
+def test_single_gpu_and_mig():
+    plan = make_plan(probe(replay="h200x1"), "default")
+    assert not any(i.family.startswith("peer") or i.family == "concurrency" for i in plan.items)
+    assert any(s.name == "sweep" for s in plan.skipped)
+    mig = make_plan(topo("a100_mig"), "default")
+    assert not mig.items and "MIG" in mig.skipped[0].reason
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"suite": "huge"}, "unknown suite"),
+    ({"gpus": [7]}, "no GPU 7"),
+    ({"only": ["warp"]}, "unknown benchmark family"),
+])
+def test_plan_errors(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        make_plan(probe(replay="h200x2"), **kwargs)
+
+
+def m(name="p2p_write_bandwidth", pattern="p2p_write", devices=(0, 1), times=(1e-3, 1e-3), nbytes=1 << 28, **params):
+    return Measurement(BenchSpec(name, "ce", pattern, devices, nbytes, len(times), params=params), tuple(times), nbytes,
+                       copies.COPIED, True)
+
+
+def test_per_gpu_egress_sums_simultaneous_parts():
+    parts = [m(devices=(0, 1), times=(1e-3, 2e-3)), m(devices=(0, 2), times=(1e-3, 1e-3)), m(devices=(1, 0))]
+    (gpu0,) = copies.per_gpu_egress(parts, "all_to_all")
+    assert gpu0.spec.devices == (0,) and gpu0.bytes_per_rep == 2 << 28
+    # rep 0: both at 2.68e11 B/s; rep 1: 1.34e11 + 2.68e11
+    assert [gpu0.bytes_per_rep / t for t in gpu0.times_s] == pytest.approx([2 * (1 << 28) / 1e-3, (1 << 28) / 2e-3 + (1 << 28) / 1e-3])
+
+
+def test_fraction_reached():
+    pts = [(1024, 1e9), (4096, 50e9), (65536, 95e9), (1 << 20, 100e9)]
+    assert copies.fraction_reached(pts, 0.5) == 4096 and copies.fraction_reached(pts, 0.9) == 65536
+    assert copies.fraction_reached([], 0.5) is None
+
+
+def test_above_spec_is_flagged():
+    t = probe(replay="h200x2")
+    fast = m(times=(1e-4,), nbytes=1 << 28)  # 2.7 TB/s over NVLink: impossible
+    ok = m(times=(1e-3,))
+    flagged, fine = flag_above_spec(t, [fast, ok])
+    assert any("above spec" in w and "pair0-1" in w for w in flagged.warnings)
+    assert fine.warnings == ()
+    ref = bundled_profile()
+    assert not any("above spec" in w for x in ref.measurements for w in x.warnings)
+
+
+def test_bundled_reference_profile():
+    ref = bundled_profile()
+    assert ref.label == "reference:h200x2" and len(ref.measurements) > 200
+    assert all(x.verified for x in ref.measurements)
+    best = max(x.bandwidth_bytes_per_s for x in ref.measurements
+               if x.spec.name == "p2p_write_bandwidth" and x.spec.mechanism == "ce")
+    assert 393.8e9 <= best <= 478.125e9
+
+
+def plan_of(*items):
+    return Plan(items=[PlannedBench("local", f"item {i}", "x.y") for i in range(len(items))], skipped=[], gpus=[0],
+                suite="quick"), list(items)
+
+
+def test_runner_keeps_going_and_keeps_results(monkeypatch):
+    def good():
+        return [m()]
+
+    def oom():
+        raise MemoryError("out of memory allocating 1 GiB")
+
+    def one():
+        return m()
+
+    plan, calls = plan_of(good, oom, one)
+    it = iter(calls)
+    monkeypatch.setattr(runner, "_function", lambda path: next(it))
+    throttled = GpuState(0, 1980, 3201, 700.0, 80, True, True, ("sw_power_cap",))
+    res = runner.run_plan(plan, states=lambda: (throttled,))
+    assert len(res.measurements) == 2 and len(res.skipped) == 1
+    assert "MemoryError" in res.skipped[0].reason
+    assert all("GPU0 throttled: sw_power_cap" in x.warnings for x in res.measurements)
+    assert not res.interrupted and len(res.item_seconds) == 3
+
+
+def test_runner_ctrl_c_keeps_what_was_measured(monkeypatch):
+    def stop():
+        raise KeyboardInterrupt
+
+    plan, calls = plan_of(lambda: [m()], stop, lambda: [m()])
+    it = iter(calls)
+    monkeypatch.setattr(runner, "_function", lambda path: next(it))
+    res = runner.run_plan(plan)
+    assert res.interrupted and len(res.measurements) == 1
+    assert "interrupted" in res.notes[-1]
+
+
+@pytest.mark.parametrize("env, allowed, refused", [
+    ({}, False, "only with --allow-multicast"),
+    ({"NCCL_NVLS_ENABLE": "0"}, True, "NCCL_NVLS_ENABLE=0"),
+    ({"TORCH_SYMM_MEM_DISABLE_MULTICAST": "1"}, True, "TORCH_SYMM_MEM_DISABLE_MULTICAST=1"),
+    ({"NVSHMEM_DISABLE_NVLS": "1"}, True, "NVSHMEM_DISABLE_NVLS=1"),
+    ({"NCCL_NVLS_ENABLE": "1"}, True, None),
+])
+def test_multicast_refusal(env, allowed, refused):
+    reason = multicast.refusal(allowed, env)
+    if refused is None:
+        assert reason is None
+    else:
+        assert refused in reason
+
+
+def test_cli_refuses_multicast(monkeypatch):
+    monkeypatch.setenv("NCCL_NVLS_ENABLE", "0")
+    res = CliRunner().invoke(cli, ["bench", "--allow-multicast"])
+    assert res.exit_code == 4 and "refusing the NVSwitch multicast benchmark" in res.output
+    monkeypatch.delenv("NCCL_NVLS_ENABLE")
+    res = CliRunner().invoke(cli, ["bench", "--only", "multicast"])
+    assert res.exit_code == 4 and "--allow-multicast" in res.output
+
+
+def test_cli_plan_and_bad_options():
+    r = CliRunner()
+    res = r.invoke(cli, ["bench", "--plan", "--replay", "h200x2", "--suite", "quick"])
+    assert res.exit_code == 0 and "SM read GPU0->GPU1" in res.output
+    doc = json.loads(r.invoke(cli, ["bench", "--plan", "--replay", "h200x2", "--json"]).stdout)
+    assert doc and {"family", "title", "function", "args"} <= set(doc[0])
+    assert r.invoke(cli, ["bench", "--plan", "--replay", "h200x2", "--gpus", "0,9"]).exit_code == 2
+    assert r.invoke(cli, ["bench", "--plan", "--replay", "h200x2", "--sizes", "huge"]).exit_code == 2
+    assert r.invoke(cli, ["bench", "--plan", "--replay", "h200x2", "--gpus", "a"]).exit_code == 2
+    res = r.invoke(cli, ["bench", "--replay", "h200x2"])
+    assert res.exit_code == 2 and "--plan" in res.output
+
+
+def test_cli_bench_with_a_fake_runner(monkeypatch, store_path, tmp_path):
+    from linkroof.microbench import bench
+
+    ref = bundled_profile()
+    monkeypatch.setattr(bench, "plan_for", lambda **kw: (make_plan(ref.topology, kw["suite"]), ref.topology))
+    monkeypatch.setattr(bench, "run", lambda plan, topology, label="", progress=True: dataclasses.replace(ref, label=label))
+    out = tmp_path / "p.json"
+    res = CliRunner().invoke(cli, ["bench", "--suite", "quick", "--json", "--out", str(out), "--label", "mine"])
+    assert res.exit_code == 0, res.output
+    assert loads(res.stdout, Profile).label == "mine" and loads(out.read_text(), Profile).label == "mine"
+    listed = json.loads(CliRunner().invoke(cli, ["runs", "list", "--json"]).stdout)
+    assert listed["total"] == 1 and listed["profiles"][0]["measurements"] == len(ref.measurements)
+    table = CliRunner().invoke(cli, ["bench", "--suite", "quick", "--no-save"])
+    assert "p2p_write_bandwidth" in table.output and "message-size sweep points" in table.output
+
+
+def test_bench_without_cupy_is_one_line(monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_cupy(name, *args, **kwargs):
+        if name == "cupy" or name.startswith("cupy."):
+            raise ImportError("No module named 'cupy'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_cupy)
+    from linkroof.microbench import bench, cuda
+
+    with pytest.raises(cuda.CudaUnavailable, match="CuPy is not installed"):
+        bench.run(make_plan(probe(replay="h200x2"), "quick"), probe(replay="h200x2"))
