@@ -229,7 +229,7 @@ def bench_summary(profile: Profile) -> Group:
                   f"{m.cv:.1%}", "yes" if m.verified else "NO")
     parts: list[Any] = [t]
     if sweeps:
-        parts.append(Text(f"{sweeps} message-size sweep points (see --json, the dashboard, or linkroof advise)."))
+        parts.append(Text(f"{sweeps} message-size sweep points (see --json or benchmarks/summarize.py)."))
     if profile.skipped:
         parts.append(Text("Skipped:\n" + "\n".join(f"  - {s.name}: {s.reason}" for s in profile.skipped), style="yellow"))
     unverified = [m for m in profile.measurements if not m.verified]
