@@ -222,8 +222,8 @@ def bench_summary(profile: Profile) -> Group:
             sweeps += 1
             continue
         params = ", ".join(f"{k}={v}" for k, v in m.spec.params.items()
-                           if k in ("blocks", "unroll", "chunk", "stages", "dtype", "host_memory", "mode", "peer_access",
-                                    "working_set_bytes"))
+                           if k in ("blocks", "unroll", "loops", "chunk", "stages", "dtype", "host_memory", "mode",
+                                    "peer_access", "sms_sampled"))
         t.add_row(m.spec.name, m.spec.mechanism, m.spec.pattern, ",".join(map(str, m.spec.devices)),
                   format_size(m.spec.message_bytes) if m.bytes_per_rep else "", params, _figure(m),
                   f"{m.cv:.1%}", "yes" if m.verified else "NO")

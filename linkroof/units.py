@@ -72,9 +72,9 @@ def format_rate(bytes_per_s: float, digits: int = 1) -> str:
 
 
 def format_time(seconds: float) -> str:
-    """Seconds -> '830 ns' / '13.2 us' / '1.71 ms' / '2.0 s'."""
+    """Seconds -> '830 ns' / '1201 ns' / '13.2 us' / '1.71 ms' / '2.0 s'."""
     s = float(seconds)
-    if s < 1e-6:
+    if s < 1e-5:
         return f"{s * 1e9:.0f} ns"
     if s < 1e-3:
         return f"{s * 1e6:.1f} us"
