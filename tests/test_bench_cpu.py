@@ -181,6 +181,13 @@ def test_multicast_refusal(env, allowed, refused):
         assert refused in reason
 
 
+def test_multicast_bench_refuses_before_touching_the_driver(monkeypatch):
+    monkeypatch.setenv("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1")
+    monkeypatch.setattr(multicast, "_driver", lambda: pytest.fail("the driver must not be reached"))
+    with pytest.raises(multicast.MulticastRefused, match="TORCH_SYMM_MEM_DISABLE_MULTICAST=1"):
+        multicast.multicast_bench([0, 1], 1 << 20, 3)
+
+
 def test_cli_refuses_multicast(monkeypatch):
     monkeypatch.setenv("NCCL_NVLS_ENABLE", "0")
     res = CliRunner().invoke(cli, ["bench", "--allow-multicast"])
