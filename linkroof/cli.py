@@ -228,6 +228,46 @@ def bench(ctx: click.Context, suite: str, gpus: str | None, only: str | None, si
         _console().print(bench_summary(profile))
 
 
+@cli.command("import")
+@click.argument("tool", type=click.Choice(["nvbandwidth", "nccl-tests"]))
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--into", "into", metavar="PROFILE_ID", help="Add the figures to this stored profile instead of a new one.")
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.option("--no-save", is_flag=True, help="Do not save anything in the store.")
+@click.pass_context
+def import_(ctx: click.Context, tool: str, file: str, into: str | None, as_json: bool, no_save: bool) -> None:
+    """Import nvbandwidth (text or -j JSON) or nccl-tests (text or -J JSON) results as
+    measurements labelled with their source. The whole file is checked first: a
+    malformed or truncated file changes nothing."""
+    import dataclasses
+
+    from .profiler.importers import bare_topology, import_file, imported_environment
+    from .profiler.session import make_profile
+
+    imported = import_file(tool, file)
+    label = Path(file).name
+    with _store(ctx) as store:
+        if into:
+            base = store.get(into)
+            profile = dataclasses.replace(base, measurements=base.measurements + tuple(imported.measurements),
+                                          notes=base.notes + tuple(f"{tool} {label}: {n}" for n in imported.notes))
+        else:
+            profile = make_profile([bare_topology(imported, label)], [imported_environment(imported)],
+                                   imported.measurements, label=f"import:{tool}:{label}", notes=imported.notes)
+        if not no_save:
+            store.put(profile, replace=bool(into))
+    if as_json:
+        from .schema import dumps
+
+        _echo_json(dumps(profile))
+    else:
+        from .render import bench_summary
+
+        _console().print(bench_summary(dataclasses.replace(profile, measurements=tuple(imported.measurements))))
+    click.echo(f"Imported {len(imported.measurements)} {tool} figures into profile {profile.id}"
+               + ("" if not no_save else " (not saved)"), err=True)
+
+
 @cli.group(cls=Group)
 def runs() -> None:
     """Manage the profiles saved in the store (list, show, export, import, rm)."""

@@ -206,6 +206,8 @@ def _figure(m: Any) -> str:
         return f"{m.flop_rate / 1e12:.1f} TFLOP/s"
     if not m.bytes_per_rep:
         return format_time(m.median_s)
+    if m.busbw_factor is not None:
+        return f"{format_rate(m.bandwidth_bytes_per_s)} (bus {format_rate(m.busbw_bytes_per_s)})"
     return format_rate(m.bandwidth_bytes_per_s)
 
 
@@ -214,7 +216,7 @@ def bench_summary(profile: Profile) -> Group:
     from .units import format_size
 
     t = Table(title=f"linkroof bench  profile {profile.id}", title_justify="left")
-    for col in ("Benchmark", "Mech.", "Pattern", "GPUs", "Size", "Params", "Median", "CV", "Verified"):
+    for col in ("Benchmark", "Mech.", "Pattern", "GPUs", "Size", "Params", "Median", "CV / source", "Verified"):
         t.add_column(col)
     sweeps = 0
     for m in profile.measurements:
@@ -226,7 +228,7 @@ def bench_summary(profile: Profile) -> Group:
                                     "peer_access", "sms_sampled"))
         t.add_row(m.spec.name, m.spec.mechanism, m.spec.pattern, ",".join(map(str, m.spec.devices)),
                   format_size(m.spec.message_bytes) if m.bytes_per_rep else "", params, _figure(m),
-                  f"{m.cv:.1%}", "yes" if m.verified else "NO")
+                  f"{m.cv:.1%}" if m.times_s else m.source, "yes" if m.verified else "NO")
     parts: list[Any] = [t]
     if sweeps:
         parts.append(Text(f"{sweeps} message-size sweep points (see --json or benchmarks/summarize.py)."))

@@ -241,7 +241,8 @@ class Measurement:
 
     @property
     def median_s(self) -> float:
-        return statistics.median(self.times_s) if self.times_s else math.nan
+        """Median of the raw times; for imported figures, the time the tool reported."""
+        return statistics.median(self.times_s) if self.times_s else self.reported.get("median_s", math.nan)
 
     @property
     def min_s(self) -> float:
@@ -277,6 +278,8 @@ class Measurement:
 
     @property
     def busbw_bytes_per_s(self) -> float:
+        if not self.times_s and "busbw_bytes_per_s" in self.reported:
+            return self.reported["busbw_bytes_per_s"]
         if self.busbw_factor is None:
             return math.nan
         return self.bandwidth_bytes_per_s * self.busbw_factor
