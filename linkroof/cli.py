@@ -268,6 +268,119 @@ def import_(ctx: click.Context, tool: str, file: str, into: str | None, as_json:
                + ("" if not no_save else " (not saved)"), err=True)
 
 
+def _load_profile(ctx: click.Context, which: str | None) -> Any:
+    """A profile by id (or prefix), file, or 'reference'; default: the newest in the
+    store, else the bundled reference (said on stderr)."""
+    from .profiler.session import REFERENCE, bundled_profile
+    from .store import load_profile_file
+
+    if which in ("reference", f"bundled:{REFERENCE}"):
+        return bundled_profile()
+    if which and Path(which).is_file():
+        return load_profile_file(which)
+    with _store(ctx) as store:
+        if which:
+            return store.get(which)
+        latest = store.latest()
+    if latest is None or not latest.measurements:
+        click.echo(f"No measured profile in the store; using the bundled {REFERENCE} reference.", err=True)
+        return bundled_profile()
+    return latest
+
+
+PROFILE_HELP = "Profile id (or prefix), a profile JSON file, or 'reference' (default: newest in the store)."
+
+
+@cli.command()
+@click.option("--profile", "which", metavar="ID|FILE|reference", help=PROFILE_HELP)
+@click.option("--workload", type=click.Path(dir_okay=False), help="A workload TOML file to place on the roofline.")
+@click.option("--time", "time_", metavar="T", help="The workload's measured time (slowest rank), e.g. 1.2ms.")
+@click.option("--plot", type=click.Path(dir_okay=False), help="Write the roofline figure (.html, or .png/.svg with kaleido).")
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.pass_context
+def roofline(ctx: click.Context, which: str | None, workload: str | None, time_: str | None, plot: str | None,
+             as_json: bool) -> None:
+    """The machine's roofline: ceilings for compute per data type, HBM and every link
+    class, spec and measured side by side, with ridge points; optionally a workload
+    placed on it."""
+    from .roofline.model import MachineModel
+    from .roofline.place import place
+    from .roofline.workload import load_toml
+    from .units import parse_time
+
+    if (workload is None) != (time_ is None):
+        raise click.UsageError("--workload and --time go together")
+    profile = _load_profile(ctx, which)
+    model = MachineModel.from_profile(profile)
+    placements = []
+    if workload:
+        try:
+            seconds = parse_time(time_)
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="--time") from None
+        wl = load_toml(workload)
+        placements = [place(wl, seconds, model, "measured"), place(wl, seconds, model, "spec")]
+    if plot:
+        from .dashboard.figures import roofline_figure, write_figure
+
+        write_figure(roofline_figure(model, placements[:1]), plot)
+        click.echo(f"Wrote {plot}", err=True)
+    if as_json:
+        import json
+
+        from .schema import to_dict
+
+        _echo_json(json.dumps({"profile": profile.id, "gpu": model.gpu_name, "roofs": to_dict(model.roofs),
+                               "ridge_points": [{"dtype": d, "resource": r, "flop_per_byte": v}
+                                                for d, r, v in model.ridge_points()],
+                               "placements": to_dict(placements)}, indent=1))
+        return
+    from .render import placements_table, roofs_table
+
+    _console().print(roofs_table(model, profile))
+    if placements:
+        _console().print(placements_table(placements))
+        from .roofline.workload import overlap_note
+
+        note = overlap_note(placements[0].workload, model)
+        if note:
+            click.echo(note)
+
+
+@cli.command()
+@click.option("--size", required=True, metavar="SIZE", help="Message size, e.g. 64K.")
+@click.option("--pattern", default="p2p_write", show_default=True,
+              help="p2p_write, p2p_read (or a collective name when NCCL sweeps are in the profile).")
+@click.option("--profile", "which", metavar="ID|FILE|reference", help=PROFILE_HELP)
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.pass_context
+def advise(ctx: click.Context, size: str, pattern: str, which: str | None, as_json: bool) -> None:
+    """Which mechanism moves a message of this size fastest on this machine, by how
+    much, with how many blocks, and where each reaches 50 % / 90 % of its peak."""
+    from .roofline.advise import advise as run_advise
+    from .units import parse_size
+
+    try:
+        nbytes = parse_size(size)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--size") from None
+    advice = run_advise(_load_profile(ctx, which), nbytes, pattern)
+    if as_json:
+        import dataclasses
+        import json
+
+        _echo_json(json.dumps({"size": advice.size, "pattern": advice.pattern,
+                               "fastest": advice.fastest.mechanism if advice.fastest else None,
+                               "margin": advice.margin, "notes": advice.notes,
+                               "mechanisms": [dataclasses.asdict(m) for m in advice.mechanisms]}, indent=1))
+        return
+    from .render import advice_view
+
+    _console().print(advice_view(advice))
+    if not advice.mechanisms:
+        raise UserError(advice.notes[0] if advice.notes else "nothing to advise")
+
+
 @cli.group(cls=Group)
 def runs() -> None:
     """Manage the profiles saved in the store (list, show, export, import, rm)."""

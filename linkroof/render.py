@@ -241,3 +241,63 @@ def bench_summary(profile: Profile) -> Group:
     for note in profile.notes:
         parts.append(Text(note, style="dim"))
     return Group(*parts)
+
+
+def roofs_table(model: Any, profile: Profile) -> Group:
+    from .units import format_rate as rate
+
+    def value(r: Any) -> str:
+        if r is None or not known(r.value):
+            return "N/A"
+        return f"{r.value / 1e12:.1f} TFLOP/s" if r.unit == "FLOP/s" else rate(r.value)
+
+    t = Table(title=f"Roofline ceilings: {model.gpu_name} (profile {profile.id})", title_justify="left")
+    for col in ("Resource", "Spec", "Measured", "Mechanism", "Measured / spec", "Basis of the measured figure", "Flags"):
+        t.add_column(col)
+    resources = list(dict.fromkeys(r.resource for r in model.roofs))
+    for res in resources:
+        spec = model.find(res, "spec")
+        mechs = sorted({r.mechanism for r in model.roofs if r.resource == res and r.kind == "measured"}) or [None]
+        for mech in mechs:
+            meas = model.find(res, "measured", mech) if mech is not None else None
+            ratio = (f"{meas.value / spec.value:.1%}" if meas is not None and spec is not None and known(spec.value)
+                     and spec.value else "")
+            t.add_row(res, value(spec) + (" (derived)" if spec is not None and spec.kind == "derived" else ""),
+                      value(meas), mech or "", ratio, meas.basis if meas else "", "; ".join(meas.flags) if meas else "")
+    r = Table(title="Ridge points (measured): FLOP per byte where compute meets bandwidth", title_justify="left")
+    for col in ("Data type", "Against", "FLOP / byte"):
+        r.add_column(col)
+    for dt, res, v in model.ridge_points():
+        r.add_row(dt, res, f"{v:,.1f}")
+    return Group(t, r)
+
+
+def placements_table(placements: list[Any]) -> Table:
+    from .units import format_time
+
+    t = Table(title="Placement", title_justify="left")
+    for col in ("Workload", "Ceilings", "Measured", "Bound", "Limiter", "Fraction of roofline", "Terms", "Flags"):
+        t.add_column(col)
+    for p in placements:
+        t.add_row(p.workload.name, p.ceilings_kind, format_time(p.measured_time_s), format_time(p.bound_time_s),
+                  p.limiter, f"{p.fraction_of_roofline:.1%}",
+                  ", ".join(f"{k} {format_time(v)}" for k, v in p.terms_s.items()), "; ".join(p.flags))
+    return t
+
+
+def advice_view(advice: Any) -> Group:
+    from .units import format_size
+
+    t = Table(title=f"Moving {format_size(advice.size)} ({advice.pattern})", title_justify="left")
+    for col in ("Mechanism", "Link", "At this size", "Peak", "50% of peak at", "90% of peak at", "Blocks for 95%"):
+        t.add_column(col)
+    for m in sorted(advice.mechanisms, key=lambda m: -m.bandwidth_bytes_per_s):
+        t.add_row(m.mechanism, m.link, format_rate(m.bandwidth_bytes_per_s), format_rate(m.peak_bytes_per_s),
+                  format_size(m.size_50) if m.size_50 else "-", format_size(m.size_90) if m.size_90 else "-",
+                  str(m.blocks_needed) if m.blocks_needed else "-")
+    parts: list[Any] = [t]
+    if advice.fastest is not None:
+        margin = f", {advice.margin:.2f}x the next" if advice.margin else ""
+        parts.append(Text(f"Fastest: {advice.fastest.mechanism}{margin}.", style="bold"))
+    parts += [Text(n, style="yellow") for n in advice.notes]
+    return Group(*parts)

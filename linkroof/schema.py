@@ -359,7 +359,8 @@ class Workload:
     message_bytes: int | None = None
     ranks: int = 1
     pattern: str = ""
-    source: str = "user"  # "user" | "formula:<name>" | "counters"
+    source: str = "user"  # "user" | "formula:<name>" | "template:<name>" | "counters"
+    params: dict[str, Any] = field(default_factory=dict)  # a template's parameters (m, n, k, dtype, ...)
 
 
 @dataclass(frozen=True)

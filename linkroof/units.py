@@ -110,3 +110,14 @@ def parse_cpulist(text: str) -> list[int]:
         else:
             cpus.append(int(part))
     return cpus
+
+
+_TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+
+
+def parse_time(text: str) -> float:
+    """'1.2ms' -> 0.0012, '830us' -> 8.3e-4, '0.5' -> 0.5 (seconds)."""
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:e[-+]?\d+)?)\s*(s|ms|us|µs|ns)?\s*", str(text), re.IGNORECASE)
+    if not m:
+        raise ValueError(f"not a time: {text!r} (examples: 1.2ms, 830us, 0.5s)")
+    return float(m.group(1)) * _TIME_UNITS[(m.group(2) or "s").lower()]

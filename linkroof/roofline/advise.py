@@ -1,0 +1,75 @@
+"""Which mechanism to use for a transfer of a given size, direction and pattern on
+this machine, from the profile's sweeps: the fastest, by how much, how many blocks it
+took, and where each mechanism reaches 50 % and 90 % of its peak."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..schema import Profile
+from .model import MachineModel, link_class
+
+
+@dataclass
+class MechanismAdvice:
+    mechanism: str
+    link: str
+    bandwidth_bytes_per_s: float  # at the asked size (interpolated between sweep points)
+    peak_bytes_per_s: float
+    size_50: int | None
+    size_90: int | None
+    blocks_needed: int | None = None  # SM/TMA: fewest blocks reaching 95 % of the block sweep's best
+
+
+@dataclass
+class Advice:
+    size: int
+    pattern: str
+    mechanisms: list[MechanismAdvice] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def fastest(self) -> MechanismAdvice | None:
+        return max(self.mechanisms, key=lambda m: m.bandwidth_bytes_per_s) if self.mechanisms else None
+
+    @property
+    def margin(self) -> float | None:
+        """Fastest over the runner-up (1.25 = 25 % faster)."""
+        if len(self.mechanisms) < 2:
+            return None
+        a, b = sorted((m.bandwidth_bytes_per_s for m in self.mechanisms), reverse=True)[:2]
+        return a / b if b else None
+
+
+def _blocks_needed(profile: Profile, mechanism: str, pattern: str) -> int | None:
+    pts = {}
+    for m in profile.measurements:
+        if (m.verified and m.spec.mechanism == mechanism and m.spec.pattern == pattern
+                and "blocks" in m.spec.params and not m.spec.params.get("sweep")
+                and link_class(profile.topology, m) is not None):
+            b = int(m.spec.params["blocks"])
+            pts[b] = max(pts.get(b, 0.0), m.bandwidth_bytes_per_s)
+    if len(pts) < 2:
+        return None
+    best = max(pts.values())
+    return min(b for b, bw in pts.items() if bw >= 0.95 * best)
+
+
+def advise(profile: Profile, size: int, pattern: str, model: MachineModel | None = None) -> Advice:
+    model = model or MachineModel.from_profile(profile)
+    out = Advice(size=size, pattern=pattern)
+    curves = [c for c in model.curves if c.pattern == pattern]
+    if not curves:
+        have = sorted({c.pattern for c in model.curves})
+        out.notes.append(f"no message-size sweep for pattern {pattern!r} in this profile"
+                         + (f" (sweeps: {', '.join(have)})" if have else " (run linkroof bench with the sweep family)"))
+        return out
+    for c in curves:
+        out.mechanisms.append(MechanismAdvice(
+            mechanism=c.mechanism, link=c.link, bandwidth_bytes_per_s=c.at(size), peak_bytes_per_s=c.peak(),
+            size_50=c.reaches(0.5), size_90=c.reaches(0.9),
+            blocks_needed=_blocks_needed(profile, c.mechanism, pattern) if c.mechanism in ("sm", "tma") else None))
+    sizes = sorted({s for c in curves for s, _ in c.points})
+    if size < sizes[0] or size > sizes[-1]:
+        out.notes.append(f"{size} B is outside the swept sizes ({sizes[0]}-{sizes[-1]} B): extrapolated")
+    return out

@@ -1,0 +1,263 @@
+"""The machine model: roofs (ceilings) for compute per data type, HBM, and every path
+class of a machine, each as spec and as measured, with link bandwidth as a function of
+message size from the sweeps. Pure arithmetic on a Profile: no CuPy, no NVML.
+
+A measured roof is the best verified figure for that resource and mechanism; it is
+never fitted from the points it judges. Measured above spec is flagged.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from dataclasses import dataclass, field
+
+from ..schema import Measurement, Profile, Topology, Unknown, known
+from .spec import GpuSpec, derived_flops, match_gpu
+
+LINK_CLASSES = ("nvlink", "pcie_peer", "host", "network")
+
+
+@dataclass(frozen=True)
+class Roof:
+    resource: str  # "compute:fp16", "hbm", "link:nvlink", "link:pcie_peer", "link:host", "link:network"
+    kind: str  # "spec" | "measured" | "derived"
+    value: float | Unknown  # FLOP/s or bytes/s (per direction for links)
+    mechanism: str = ""  # links: ce | sm | tma | nccl; compute: gemm | fma
+    basis: str = ""
+    flags: tuple[str, ...] = ()
+
+    @property
+    def unit(self) -> str:
+        return "FLOP/s" if self.resource.startswith("compute:") else "B/s"
+
+
+@dataclass
+class Curve:
+    """Bandwidth against message size for one link class and mechanism (sweep points)."""
+
+    link: str
+    mechanism: str
+    pattern: str
+    points: list[tuple[int, float]]
+
+    def at(self, size: int) -> float:
+        """Interpolated in log2(size); clamped at the ends."""
+        pts = sorted(self.points)
+        sizes = [s for s, _ in pts]
+        if size <= sizes[0]:
+            return pts[0][1] * size / sizes[0] if size > 0 else 0.0  # below the smallest size: same time per message
+        if size >= sizes[-1]:
+            return pts[-1][1]
+        i = bisect.bisect_left(sizes, size)
+        (s0, b0), (s1, b1) = pts[i - 1], pts[i]
+        f = (math.log2(size) - math.log2(s0)) / (math.log2(s1) - math.log2(s0))
+        return b0 + f * (b1 - b0)
+
+    def peak(self) -> float:
+        return max(bw for _, bw in self.points)
+
+    def reaches(self, fraction: float) -> int | None:
+        peak = self.peak()
+        for size, bw in sorted(self.points):
+            if bw >= fraction * peak:
+                return size
+        return None
+
+
+@dataclass
+class MachineModel:
+    gpu_name: str
+    spec: GpuSpec | None
+    roofs: list[Roof] = field(default_factory=list)
+    curves: list[Curve] = field(default_factory=list)
+
+    # ------------------------------------------------------------ lookups
+
+    def find(self, resource: str, kind: str = "measured", mechanism: str | None = None) -> Roof | None:
+        """The highest known roof of that resource and kind (spec also accepts derived)."""
+        kinds = ("spec", "derived") if kind == "spec" else (kind,)
+        cands = [r for r in self.roofs if r.resource == resource and r.kind in kinds and known(r.value)
+                 and (mechanism is None or r.mechanism == mechanism)]
+        return max(cands, key=lambda r: r.value) if cands else None
+
+    def compute(self, dtype: str, kind: str = "measured") -> Roof | None:
+        return self.find(f"compute:{dtype}", kind)
+
+    def hbm(self, kind: str = "measured") -> Roof | None:
+        return self.find("hbm", kind)
+
+    def link(self, link: str, kind: str = "measured", mechanism: str | None = None,
+             message_bytes: int | None = None) -> tuple[float, str] | None:
+        """Bandwidth of a link class: at a message size from the sweeps when measured
+        and known, else the best (per mechanism, or over all mechanisms)."""
+        if kind == "measured" and message_bytes:
+            curves = [c for c in self.curves if c.link == link and (mechanism is None or c.mechanism == mechanism)]
+            if curves:
+                best = max(curves, key=lambda c: c.at(message_bytes))
+                return best.at(message_bytes), f"{best.mechanism} at {message_bytes} B ({best.pattern} points)"
+        roof = self.find(f"link:{link}", kind, mechanism if kind == "measured" else None)
+        return (roof.value, f"{roof.kind} {roof.mechanism} {roof.basis}".strip()) if roof else None
+
+    def ridge_points(self, kind: str = "measured") -> list[tuple[str, str, float]]:
+        """(data type, memory or link, FLOP per byte) where compute and bandwidth meet."""
+        out = []
+        for r in self.roofs:
+            if not r.resource.startswith("compute:") or r.kind not in (kind, "derived" if kind == "spec" else kind):
+                continue
+            dtype = r.resource.split(":", 1)[1]
+            comp = self.compute(dtype, kind)
+            if comp is None or comp is not r:
+                continue
+            for res in ["hbm"] + [f"link:{c}" for c in LINK_CLASSES]:
+                b = self.find(res, kind)
+                if b is not None and b.value:
+                    out.append((dtype, res, comp.value / b.value))
+        return out
+
+    # ------------------------------------------------------------- build
+
+    @classmethod
+    def from_profile(cls, profile: Profile) -> "MachineModel":
+        topo = profile.topology
+        gpu = topo.gpus[0] if topo.gpus else None
+        spec = match_gpu(gpu.name) if gpu else None
+        model = cls(gpu_name=str(gpu.name) if gpu else "unknown", spec=spec)
+        model.roofs += _spec_roofs(topo, spec)
+        model.roofs += _measured_roofs(topo, profile.measurements)
+        model.curves = _curves(topo, profile.measurements)
+        model.roofs = [_flag_above_spec(r, model.roofs) for r in model.roofs]
+        return model
+
+
+def _spec_roofs(topo: Topology, spec: GpuSpec | None) -> list[Roof]:
+    out: list[Roof] = []
+    gpu = topo.gpus[0] if topo.gpus else None
+    dtypes = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp4")
+    for dt in dtypes:
+        if spec and dt in spec.flops:
+            out.append(Roof(f"compute:{dt}", "spec", spec.flops[dt], "", spec.source))
+        elif gpu is not None:
+            d = derived_flops(gpu, dt)
+            if d:
+                out.append(Roof(f"compute:{dt}", "derived", d[0], "", d[1]))
+    if spec:
+        out.append(Roof("hbm", "spec", spec.hbm_bytes_per_s, "", spec.source))
+    elif gpu is not None:
+        try:
+            c = topo.ceiling(f"gpu{gpu.index}.hbm")
+            out.append(Roof("hbm", "derived", c.bytes_per_s, "", c.basis))
+        except KeyError:
+            out.append(Roof("hbm", "spec", Unknown("GPU not in the spec table and no bus width/clock"), ""))
+    nvlink = [c for c in topo.ceilings if c.name.startswith("pair") and c.path == "nvlink" and known(c.bytes_per_s)]
+    if nvlink:
+        c = max(nvlink, key=lambda x: x.bytes_per_s)
+        data = f"; data rate {c.data_bytes_per_s / 1e9:.1f} GB/s" if known(c.data_bytes_per_s) else ""
+        out.append(Roof("link:nvlink", "spec", c.bytes_per_s, "", f"{c.name}: {c.basis}{data}"))
+    pcie_peer = [c for c in topo.ceilings if c.name.startswith("pair") and c.path == "pcie" and known(c.bytes_per_s)]
+    if pcie_peer:
+        c = max(pcie_peer, key=lambda x: x.bytes_per_s)
+        out.append(Roof("link:pcie_peer", "spec", c.bytes_per_s, "", f"{c.name}: {c.basis}"))
+    host = [c for c in topo.ceilings if c.name.endswith(".pcie") and known(c.bytes_per_s)]
+    if host:
+        c = max(host, key=lambda x: x.bytes_per_s)
+        out.append(Roof("link:host", "spec", c.bytes_per_s, "", f"{c.name}: {c.basis}"))
+    nics = [c for c in topo.ceilings if c.path == "network" and known(c.bytes_per_s)]
+    if nics:
+        c = max(nics, key=lambda x: x.bytes_per_s)
+        out.append(Roof("link:network", "spec", c.bytes_per_s, "", f"{c.name}: {c.basis}"))
+    return out
+
+
+def link_class(topo: Topology, m: Measurement) -> str | None:
+    """Which path class a measured transfer used."""
+    if m.spec.mechanism == "nccl":
+        return "nvlink" if all(p.nvlink_via in ("switch", "direct") for p in topo.pairs) and topo.pairs else None
+    if m.spec.pattern in ("h2d", "d2h"):
+        return "host"
+    if m.spec.pattern in ("p2p_read", "p2p_write", "bidir") and len(m.spec.devices) == 2:
+        if m.spec.params.get("peer_access") is False or m.spec.name == "p2p_staged_bandwidth":
+            return None  # staged through the host: not a peer path
+        a, b = m.spec.devices
+        try:
+            p = topo.pair(a, b)
+        except KeyError:
+            return None
+        if p.nvlink_via in ("switch", "direct"):
+            return "nvlink"
+        return "pcie_peer" if known(p.pcie_level) else None
+    return None
+
+
+def _usable(topo: Topology, m: Measurement) -> bool:
+    return m.verified and "parts" not in m.spec.params and not any(w.startswith("above spec") for w in m.warnings)
+
+
+def _measured_roofs(topo: Topology, measurements: tuple[Measurement, ...]) -> list[Roof]:
+    best: dict[tuple[str, str], tuple[float, Measurement]] = {}
+
+    def offer(resource: str, mech: str, value: float, m: Measurement) -> None:
+        if not (value == value and value > 0):  # NaN or nothing
+            return
+        if (resource, mech) not in best or value > best[(resource, mech)][0]:
+            best[(resource, mech)] = (value, m)
+
+    for m in measurements:
+        if not _usable(topo, m):
+            continue
+        if m.spec.name == "gemm_throughput":
+            offer(f"compute:{m.spec.params.get('dtype')}", "gemm", m.flop_rate, m)
+        elif m.spec.name == "fma_throughput":
+            offer("compute:fp32", "fma", m.flop_rate, m)
+        elif m.spec.pattern == "local_read":
+            offer("hbm", "read-only kernel", m.bandwidth_bytes_per_s, m)
+        elif m.spec.pattern == "local_write":
+            offer("hbm", "write-only kernel", m.bandwidth_bytes_per_s, m)
+        elif m.spec.pattern == "local":
+            offer("hbm", f"{m.spec.mechanism} copy (read + write)", 2 * m.bandwidth_bytes_per_s, m)
+        else:
+            cls = link_class(topo, m)
+            if cls is None:
+                continue
+            value = m.busbw_bytes_per_s if m.spec.mechanism == "nccl" else m.bandwidth_bytes_per_s
+            offer(f"link:{cls}", m.spec.mechanism, value, m)
+    out = []
+    for (resource, mech), (value, m) in sorted(best.items()):
+        size = f" {m.spec.message_bytes} B" if m.spec.message_bytes else ""
+        dtype = f" {m.spec.params['dtype']}" if "dtype" in m.spec.params else ""
+        out.append(Roof(resource, "measured", value, mech,
+                        f"best verified: {m.spec.name}{dtype}{size} on GPU {','.join(map(str, m.spec.devices))} "
+                        f"({m.source})"))
+    return out
+
+
+def _curves(topo: Topology, measurements: tuple[Measurement, ...]) -> list[Curve]:
+    # Every verified single transfer is a point (sweeps and headline figures alike), so
+    # the ceiling at a size is never below a figure measured at that size.
+    groups: dict[tuple[str, str, str], dict[int, float]] = {}
+    for m in measurements:
+        if not _usable(topo, m):
+            continue
+        cls = link_class(topo, m)
+        if cls is None:
+            continue
+        value = m.busbw_bytes_per_s if m.spec.mechanism == "nccl" else m.bandwidth_bytes_per_s
+        key = (cls, m.spec.mechanism, m.spec.pattern)
+        pts = groups.setdefault(key, {})
+        pts[m.spec.message_bytes] = max(value, pts.get(m.spec.message_bytes, 0.0))
+    return [Curve(cls, mech, pattern, sorted((s, b) for s, b in pts.items() if s > 0))
+            for (cls, mech, pattern), pts in sorted(groups.items()) if len(pts) >= 2]
+
+
+def _flag_above_spec(r: Roof, roofs: list[Roof]) -> Roof:
+    if r.kind != "measured" or not known(r.value):
+        return r
+    spec = [s for s in roofs if s.resource == r.resource and s.kind in ("spec", "derived") and known(s.value)]
+    if spec and r.value > max(s.value for s in spec):
+        import dataclasses
+
+        return dataclasses.replace(r, flags=r.flags + (f"measured above spec ({max(s.value for s in spec):.4g})",))
+    return r
+
+
+__all__ = ["MachineModel", "Roof", "Curve", "LINK_CLASSES", "link_class"]

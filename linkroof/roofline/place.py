@@ -1,0 +1,50 @@
+"""Placing a workload on the roofline: bound time = max(F/R, Q_hbm/B_hbm, max over
+links Q_l/B_l(mechanism, message size)), the limiter, and the fraction of roofline =
+bound / measured (slowest rank)."""
+
+from __future__ import annotations
+
+from ..schema import Placement, Workload
+from .model import MachineModel
+
+
+def place(workload: Workload, measured_time_s: float, model: MachineModel, kind: str = "measured",
+          mechanism: str | None = None) -> Placement:
+    terms: dict[str, float] = {}
+    flags: list[str] = []
+    compute_time = 0.0
+    for dtype, flops in workload.flops.items():
+        if not flops:
+            continue
+        roof = model.compute(dtype, kind)
+        if roof is None:
+            flags.append(f"no {kind} compute ceiling for {dtype}: its time is left out")
+            continue
+        compute_time += flops / roof.value
+    if compute_time:
+        terms["compute"] = compute_time
+    if workload.hbm_bytes:
+        roof = model.hbm(kind)
+        if roof is None:
+            flags.append(f"no {kind} HBM ceiling: memory time left out")
+        else:
+            terms["memory"] = workload.hbm_bytes / roof.value
+    for link, nbytes in workload.link_bytes.items():
+        if not nbytes:
+            continue
+        got = model.link(link, kind, mechanism, workload.message_bytes)
+        if got is None:
+            flags.append(f"no {kind} ceiling for link {link}: its time is left out")
+            continue
+        terms[f"link:{link}"] = nbytes / got[0]
+    if not terms:
+        raise ValueError(f"workload {workload.name!r}: nothing to bound (no FLOPs, bytes or known ceilings)")
+    if measured_time_s <= 0:
+        raise ValueError("measured time must be positive")
+    limiter = max(terms, key=terms.get)
+    bound = terms[limiter]
+    if bound > measured_time_s * 1.0001:
+        flags.append(f"faster than its {kind} roofline ({bound / measured_time_s:.2f}x): check the workload's "
+                     "counts or the ceilings")
+    return Placement(workload=workload, measured_time_s=measured_time_s, bound_time_s=bound, limiter=limiter,
+                     ceilings_kind=kind, terms_s=terms, flags=tuple(flags))

@@ -1,0 +1,225 @@
+"""Workloads: what a kernel or collective must do (FLOPs per data type, HBM bytes,
+bytes per link class), from the user (Python or TOML), from collective formulas, or
+from templates of the fused operations multi-GPU kernels are made of.
+
+Bytes on the wire are per GPU (rank), per direction, for ring / direct algorithms:
+all-reduce 2S(n-1)/n, all-gather / reduce-scatter / all-to-all S(n-1)/n, broadcast S.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import LinkroofError
+from ..schema import Workload
+
+DTYPE_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1, "fp4": 0.5}
+COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce", "sendrecv")
+
+
+class WorkloadError(LinkroofError):
+    """A workload description is wrong; the message names the key."""
+
+
+def collective_link_bytes(collective: str, size_bytes: float, ranks: int) -> float:
+    """Bytes each GPU sends (and receives) for a collective of `size_bytes`."""
+    n = ranks
+    if n < 1:
+        raise WorkloadError(f"ranks must be at least 1, got {n}")
+    if collective == "all_reduce":
+        return 2 * size_bytes * (n - 1) / n
+    if collective in ("all_gather", "reduce_scatter", "alltoall"):
+        return size_bytes * (n - 1) / n
+    if collective in ("broadcast", "reduce", "sendrecv"):
+        return float(size_bytes)
+    raise WorkloadError(f"unknown collective {collective!r} (one of {', '.join(COLLECTIVES)})")
+
+
+def collective(collective: str, size_bytes: int, ranks: int, link: str = "nvlink") -> Workload:
+    return Workload(name=f"{collective} {size_bytes} B x {ranks}", hbm_bytes=0.0,
+                    link_bytes={link: collective_link_bytes(collective, size_bytes, ranks)},
+                    message_bytes=size_bytes, ranks=ranks, pattern=collective, source=f"formula:{collective}")
+
+
+def _dtype_bytes(dtype: str) -> float:
+    if dtype not in DTYPE_BYTES:
+        raise WorkloadError(f"unknown data type {dtype!r} (one of {', '.join(DTYPE_BYTES)})")
+    return DTYPE_BYTES[dtype]
+
+
+def allgather_gemm(m: int, n: int, k: int, dtype: str, ranks: int, link: str = "nvlink") -> Workload:
+    """Tensor parallel, column-parallel: A [m, k] sharded by rows is all-gathered, each
+    rank multiplies it by its B shard [k, n/ranks]. Per rank."""
+    s = _dtype_bytes(dtype)
+    return Workload(name=f"all-gather + GEMM {m}x{n}x{k} {dtype} x{ranks}",
+                    flops={dtype: 2.0 * m * k * n / ranks},
+                    hbm_bytes=s * (m * k + k * n / ranks + m * n / ranks),
+                    link_bytes={link: s * m * k * (ranks - 1) / ranks}, message_bytes=int(s * m * k / ranks),
+                    ranks=ranks, pattern="all_gather", source="template:allgather_gemm",
+                    params=dict(m=m, n=n, k=k, dtype=dtype))
+
+
+def gemm_reduce_scatter(m: int, n: int, k: int, dtype: str, ranks: int, link: str = "nvlink") -> Workload:
+    """Row-parallel: A [m, k/ranks] x B [k/ranks, n] gives partial C [m, n], then
+    reduce-scatter over ranks. Per rank."""
+    s = _dtype_bytes(dtype)
+    return Workload(name=f"GEMM + reduce-scatter {m}x{n}x{k} {dtype} x{ranks}",
+                    flops={dtype: 2.0 * m * n * k / ranks},
+                    hbm_bytes=s * (m * k / ranks + k * n / ranks + m * n),
+                    link_bytes={link: s * m * n * (ranks - 1) / ranks}, message_bytes=int(s * m * n),
+                    ranks=ranks, pattern="reduce_scatter", source="template:gemm_reduce_scatter",
+                    params=dict(m=m, n=n, k=k, dtype=dtype))
+
+
+def gemm_all_reduce(m: int, n: int, k: int, dtype: str, ranks: int, link: str = "nvlink") -> Workload:
+    s = _dtype_bytes(dtype)
+    return Workload(name=f"GEMM + all-reduce {m}x{n}x{k} {dtype} x{ranks}",
+                    flops={dtype: 2.0 * m * n * k / ranks},
+                    hbm_bytes=s * (m * k / ranks + k * n / ranks + m * n),
+                    link_bytes={link: 2 * s * m * n * (ranks - 1) / ranks}, message_bytes=int(s * m * n),
+                    ranks=ranks, pattern="all_reduce", source="template:gemm_all_reduce",
+                    params=dict(m=m, n=n, k=k, dtype=dtype))
+
+
+def ring_attention(seq: int, hidden: int, dtype: str, ranks: int, causal: bool = False,
+                   link: str = "nvlink") -> Workload:
+    """Sequence-parallel attention with a ring exchange of K and V blocks. Per rank:
+    its seq/ranks queries against every key; K and V pass around the ring."""
+    s = _dtype_bytes(dtype)
+    local = seq / ranks
+    flops = 4.0 * local * seq * hidden * (0.5 if causal else 1.0)
+    return Workload(name=f"ring attention seq {seq} hidden {hidden} {dtype} x{ranks}", flops={dtype: flops},
+                    hbm_bytes=s * (4 * local * hidden + 2 * seq * hidden),
+                    link_bytes={link: 2 * s * local * hidden * (ranks - 1)}, message_bytes=int(2 * s * local * hidden),
+                    ranks=ranks, pattern="ring", source="template:ring_attention")
+
+
+def moe_dispatch_combine(tokens: int, hidden: int, experts: int, top_k: int, dtype: str, ranks: int,
+                         link: str = "nvlink") -> Workload:
+    """Expert parallel: each rank's `tokens` go to top_k experts spread evenly over the
+    ranks (dispatch) and come back (combine). Per rank, uniform routing."""
+    s = _dtype_bytes(dtype)
+    if experts < ranks:
+        raise WorkloadError(f"experts ({experts}) must be at least ranks ({ranks})")
+    one_way = s * tokens * top_k * hidden * (ranks - 1) / ranks
+    return Workload(name=f"MoE dispatch+combine {tokens} tok h{hidden} E{experts} k{top_k} {dtype} x{ranks}",
+                    hbm_bytes=4 * one_way, link_bytes={link: 2 * one_way},
+                    message_bytes=int(s * tokens * top_k * hidden / ranks), ranks=ranks, pattern="alltoall",
+                    source="template:moe_dispatch_combine")
+
+
+def overlap_k_min(dtype: str, flop_rate: float, link_bytes_per_s: float) -> float:
+    """For GEMM + collective fusions: communication hides behind compute when
+    K >= s * R / (2 * B) (s: bytes per element, R: FLOP/s, B: link bytes/s)."""
+    return _dtype_bytes(dtype) * flop_rate / (2 * link_bytes_per_s)
+
+
+def overlap_note(workload: Workload, model: Any) -> str | None:
+    """For GEMM + collective templates: the K above which communication can hide behind
+    compute on this machine (measured ceilings), and whether this workload's K does."""
+    if "k" not in workload.params or len(workload.flops) != 1:
+        return None
+    (dtype,) = workload.flops
+    rate = model.compute(dtype)
+    link = next(iter(workload.link_bytes), None)
+    bw = model.link(link) if link else None
+    if rate is None or bw is None:
+        return None
+    k_min = overlap_k_min(dtype, rate.value, bw[0])
+    k = workload.params.get("k")
+    verdict = "" if k is None else (f"; this K = {k} {'meets' if k >= k_min else 'does not meet'} it")
+    return (f"Overlap: communication can hide behind compute when K >= s*R/(2*B) = {k_min:,.0f} "
+            f"({dtype}: R {rate.value / 1e12:.0f} TFLOP/s, B {bw[0] / 1e9:.0f} GB/s){verdict}.")
+
+
+TEMPLATES = {
+    "allgather_gemm": (allgather_gemm, ("m", "n", "k", "dtype", "ranks")),
+    "gemm_reduce_scatter": (gemm_reduce_scatter, ("m", "n", "k", "dtype", "ranks")),
+    "gemm_all_reduce": (gemm_all_reduce, ("m", "n", "k", "dtype", "ranks")),
+    "ring_attention": (ring_attention, ("seq", "hidden", "dtype", "ranks")),
+    "moe_dispatch_combine": (moe_dispatch_combine, ("tokens", "hidden", "experts", "top_k", "dtype", "ranks")),
+}
+
+
+def _number(table: dict[str, Any], key: str, where: str, integer: bool = False) -> Any:
+    value = table.get(key)
+    ok = isinstance(value, int) if integer else isinstance(value, (int, float))
+    if isinstance(value, bool) or not ok:
+        kind = "an integer" if integer else "a number"
+        raise WorkloadError(f"{where}.{key}: expected {kind}, got {value!r}")
+    if value < 0:
+        raise WorkloadError(f"{where}.{key}: must not be negative, got {value!r}")
+    return value
+
+
+def from_dict(doc: dict[str, Any], where: str = "workload") -> Workload:
+    """A workload from a TOML-shaped dict: either a `template` with its parameters, a
+    `collective` with size and ranks, or explicit flops / hbm_bytes / link_bytes."""
+    w = doc.get("workload", doc)
+    if not isinstance(w, dict):
+        raise WorkloadError(f"{where}: expected a [workload] table")
+    known_keys = {"name", "template", "collective", "size_bytes", "ranks", "flops", "hbm_bytes", "link_bytes",
+                  "message_bytes", "pattern", "link", "m", "n", "k", "dtype", "seq", "hidden", "causal", "tokens",
+                  "experts", "top_k"}
+    for key in w:
+        if key not in known_keys:
+            raise WorkloadError(f"{where}.{key}: unknown key (known: {', '.join(sorted(known_keys))})")
+    link = w.get("link", "nvlink")
+    if "template" in w:
+        name = w["template"]
+        if name not in TEMPLATES:
+            raise WorkloadError(f"{where}.template: unknown template {name!r} (one of {', '.join(TEMPLATES)})")
+        fn, params = TEMPLATES[name]
+        kwargs: dict[str, Any] = {}
+        for p in params:
+            if p not in w:
+                raise WorkloadError(f"{where}.{p}: missing (template {name} needs {', '.join(params)})")
+            kwargs[p] = w[p] if p == "dtype" else _number(w, p, where, integer=True)
+        if "causal" in w and name == "ring_attention":
+            kwargs["causal"] = bool(w["causal"])
+        wl = fn(**kwargs, link=link)
+        return wl if "name" not in w else dataclasses.replace(wl, name=str(w["name"]))
+    if "collective" in w:
+        return collective(str(w["collective"]), _number(w, "size_bytes", where, True),
+                          _number(w, "ranks", where, True), link)
+    flops = w.get("flops", {})
+    if not isinstance(flops, dict):
+        raise WorkloadError(f"{where}.flops: expected a table of data type = FLOPs")
+    for dt in flops:
+        if dt not in DTYPE_BYTES:
+            raise WorkloadError(f"{where}.flops.{dt}: unknown data type (one of {', '.join(DTYPE_BYTES)})")
+        _number(flops, dt, f"{where}.flops")
+    links = w.get("link_bytes", {})
+    if not isinstance(links, dict):
+        raise WorkloadError(f"{where}.link_bytes: expected a table of link class = bytes")
+    for cls in links:
+        if cls not in ("nvlink", "pcie_peer", "host", "network"):
+            raise WorkloadError(f"{where}.link_bytes.{cls}: unknown link class (nvlink, pcie_peer, host, network)")
+        _number(links, cls, f"{where}.link_bytes")
+    return Workload(name=str(w.get("name", "workload")), flops={k: float(v) for k, v in flops.items()},
+                    hbm_bytes=float(_number(w, "hbm_bytes", where)) if "hbm_bytes" in w else 0.0,
+                    link_bytes={k: float(v) for k, v in links.items()},
+                    message_bytes=_number(w, "message_bytes", where, True) if "message_bytes" in w else None,
+                    ranks=_number(w, "ranks", where, True) if "ranks" in w else 1,
+                    pattern=str(w.get("pattern", "")), source="user")
+
+
+def load_toml(path: str | Path) -> Workload:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    p = Path(path)
+    try:
+        doc = tomllib.loads(p.read_text())
+    except OSError as e:
+        raise WorkloadError(f"cannot read {p}: {e.strerror or e}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise WorkloadError(f"{p}: not valid TOML ({e})") from None
+    try:
+        return from_dict(doc)
+    except WorkloadError as e:
+        raise WorkloadError(f"{p}: {e}") from None

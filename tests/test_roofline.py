@@ -1,0 +1,225 @@
+"""The machine model, workloads, placement, advice and their CLI, on the bundled 2xH200
+profile and synthetic measurements. Pure arithmetic: no GPU."""
+
+import json
+import math
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fakes
+from linkroof import probe
+from linkroof.cli import cli
+from linkroof.profiler.environment import collect_environment
+from linkroof.profiler.probe import probe_source
+from linkroof.profiler.recording import replay_source
+from linkroof.profiler.session import bundled_profile, make_profile
+from linkroof.roofline import spec as specs
+from linkroof.roofline import workload as W
+from linkroof.roofline.advise import advise
+from linkroof.roofline.model import MachineModel
+from linkroof.roofline.place import place
+from linkroof.schema import BenchSpec, Measurement, Workload
+
+GB, T = 1e9, 1e12
+
+
+@pytest.fixture(scope="module")
+def ref():
+    return bundled_profile()
+
+
+@pytest.fixture(scope="module")
+def model(ref):
+    return MachineModel.from_profile(ref)
+
+
+def test_spec_table_is_consistent():
+    for key, s in specs.GPU_SPECS.items():
+        assert s.source and s.hbm_bytes_per_s > 0 and s.hbm_bytes > 0, key
+        assert all(v > 0 for v in s.flops.values()), key
+        for low, high in (("fp32", "tf32"), ("tf32", "fp16"), ("fp16", "fp8"), ("fp8", "fp4")):
+            if low in s.flops and high in s.flops:
+                assert s.flops[low] < s.flops[high], (key, low, high)
+        if s.nvlink_links:
+            assert s.nvlink_bytes_per_s == s.nvlink_links * s.nvlink_bytes_per_s_per_link
+    names = {"NVIDIA H200": "H200", "NVIDIA H100 80GB HBM3": "H100 SXM", "NVIDIA H100 PCIe": "H100 PCIe",
+             "NVIDIA A100-SXM4-80GB": "A100 SXM 80GB", "NVIDIA A100-SXM4-40GB": "A100 SXM 40GB",
+             "NVIDIA GH200 480GB": "GH200 (GPU)", "NVIDIA B200": "B200", "NVIDIA GB200": "GB200 (per GPU)",
+             "NVIDIA L40S": "L40S", "NVIDIA B300 SXM6 AC": "B300"}
+    for nvml, expected in names.items():
+        assert specs.match_gpu(nvml).name.startswith(expected), nvml
+    assert specs.match_gpu("NVIDIA GeForce RTX 4090") is None
+    assert "fp16" not in specs.GPU_SPECS["B300"].flops  # unknown, never guessed
+
+
+def test_unknown_gpu_falls_back_to_derived_or_unknown():
+    t = probe_source(replay_source(fakes.pcie_box_4().recording(), "x"))
+    import dataclasses
+
+    gpus = tuple(dataclasses.replace(g, name="NVIDIA Mystery GPU") for g in t.gpus)
+    t = dataclasses.replace(t, gpus=gpus)
+    m = MachineModel.from_profile(make_profile([t], [collect_environment()]))
+    fp32 = m.compute("fp32", "spec")
+    assert fp32.kind == "derived" and "SMs" in fp32.basis
+    assert fp32.value == pytest.approx(142 * 2520e6 * 256)  # L40S-like: 142 SMs x 2.52 GHz x 256
+    assert m.compute("fp16", "spec") is None and m.hbm("spec").kind == "derived"
+
+
+def test_model_from_reference(model):
+    assert model.compute("fp16", "spec").value == pytest.approx(989.5 * T)
+    assert 790 * T <= model.compute("fp16").value <= model.compute("fp16", "spec").value
+    assert model.hbm("spec").value == pytest.approx(4.8e12)
+    assert model.hbm().value <= 4.8e12
+    assert model.find("link:nvlink", "spec").value == pytest.approx(478.125 * GB)
+    ce = model.find("link:nvlink", "measured", "ce")
+    assert 393.8 * GB <= ce.value <= 478.125 * GB
+    assert {r.mechanism for r in model.roofs if r.resource == "link:nvlink" and r.kind == "measured"} >= {"ce", "sm", "tma"}
+    assert not any(r.flags for r in model.roofs)
+    curve = next(c for c in model.curves if c.mechanism == "ce" and c.pattern == "p2p_write")
+    assert curve.at(1 << 30) == pytest.approx(curve.peak(), rel=0.01)
+    assert curve.at(1 << 16) < curve.at(1 << 24) < curve.at(1 << 30)
+    ridges = {(d, r): v for d, r, v in model.ridge_points()}
+    assert ridges[("fp16", "link:nvlink")] == pytest.approx(model.compute("fp16").value / ce.value)
+
+
+def test_measured_above_spec_is_flagged():
+    t = probe(replay="h200x2")
+    fake = Measurement(BenchSpec("gemm_throughput", "compute", "gemm", (0,), 0, 3, params={"dtype": "fp16"}),
+                       (1e-3, 1e-3, 1e-3), 0, "no bytes", True, flops_per_rep=2e12)  # 2000 TFLOP/s
+    m = MachineModel.from_profile(make_profile([t], [collect_environment()], [fake]))
+    assert any("above spec" in f for f in m.compute("fp16").flags)
+
+
+def test_collective_formulas():
+    assert W.collective_link_bytes("all_reduce", 1000, 4) == 1500
+    assert W.collective_link_bytes("all_gather", 1000, 4) == 750
+    assert W.collective_link_bytes("alltoall", 1000, 8) == 875
+    assert W.collective_link_bytes("broadcast", 1000, 8) == 1000
+    with pytest.raises(W.WorkloadError, match="unknown collective"):
+        W.collective_link_bytes("allreduce", 1, 2)
+
+
+def test_templates_and_overlap(model):
+    w = W.allgather_gemm(8192, 8192, 8192, "fp16", 2)
+    assert w.flops["fp16"] == pytest.approx(2 * 8192 ** 3 / 2)
+    assert w.link_bytes["nvlink"] == pytest.approx(2 * 8192 * 8192 / 2)
+    assert W.gemm_all_reduce(8, 8, 8, "bf16", 4).link_bytes["nvlink"] == pytest.approx(2 * 2 * 64 * 3 / 4)
+    assert W.ring_attention(4096, 1024, "bf16", 4, causal=True).flops["bf16"] == pytest.approx(
+        4 * 1024 * 4096 * 1024 * 0.5)
+    moe = W.moe_dispatch_combine(4096, 4096, 64, 2, "bf16", 8)
+    assert moe.link_bytes["nvlink"] == pytest.approx(2 * 2 * 4096 * 2 * 4096 * 7 / 8)
+    assert W.overlap_k_min("fp16", 800e12, 400e9) == pytest.approx(2000)
+    note = W.overlap_note(w, model)
+    assert "K >= s*R/(2*B)" in note and "meets" in note
+
+
+@settings(max_examples=60, deadline=None)
+@given(size=st.integers(min_value=1 << 12, max_value=1 << 30), extra=st.floats(min_value=1.0, max_value=10.0))
+def test_bound_never_exceeds_a_measured_time_of_that_resource(size, extra):
+    """For a workload whose only resource is a link, the bound (at the best measured
+    ceiling) is never longer than any measured transfer of that size on that path."""
+    ref = bundled_profile()
+    model = MachineModel.from_profile(ref)
+    wl = Workload("copy", link_bytes={"nvlink": float(size)}, message_bytes=size)
+    for m in ref.measurements:
+        if m.spec.mechanism in ("ce", "sm", "tma") and m.spec.pattern in ("p2p_write", "p2p_read") \
+                and m.spec.message_bytes == size and m.verified and "loops" not in m.spec.params:
+            p = place(wl, m.median_s, model)
+            assert p.bound_time_s <= m.median_s * 1.0001
+            assert p.fraction_of_roofline <= 1.0001 and not p.flags
+    slow = place(wl, extra * size / (396.5 * GB), model, "spec")
+    assert slow.fraction_of_roofline <= 1 or slow.flags
+
+
+def test_faster_than_roofline_is_flagged(model):
+    p = place(W.collective("all_reduce", 1 << 30, 2), 1e-4, model)
+    assert p.fraction_of_roofline > 1 and "faster than its measured roofline" in p.flags[0]
+    p = place(Workload("fp8 only", flops={"fp8": 1e12}, hbm_bytes=1e9), 1e-3, model)
+    assert p.limiter == "memory" and any("no measured compute ceiling for fp8" in f for f in p.flags)
+    with pytest.raises(ValueError, match="nothing to bound"):
+        place(Workload("empty"), 1.0, model)
+
+
+@pytest.mark.parametrize("doc, message", [
+    ({"workload": {"template": "gemm_magic"}}, "workload.template: unknown template 'gemm_magic'"),
+    ({"workload": {"template": "allgather_gemm", "m": 1, "n": 1, "k": 1, "dtype": "fp16"}}, "workload.ranks: missing"),
+    ({"workload": {"template": "allgather_gemm", "m": "big", "n": 1, "k": 1, "dtype": "fp16", "ranks": 2}},
+     "workload.m: expected an integer, got 'big'"),
+    ({"workload": {"flops": {"fp17": 1}}}, "workload.flops.fp17: unknown data type"),
+    ({"workload": {"flops": {"fp16": "lots"}}}, "workload.flops.fp16: expected a number"),
+    ({"workload": {"link_bytes": {"ethernet": 1}}}, "workload.link_bytes.ethernet: unknown link class"),
+    ({"workload": {"hbm_bytes": -1}}, "workload.hbm_bytes: must not be negative"),
+    ({"workload": {"colective": "all_reduce"}}, "workload.colective: unknown key"),
+])
+def test_workload_errors_name_the_key(doc, message):
+    with pytest.raises(W.WorkloadError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        W.from_dict(doc)
+
+
+def test_toml_file(tmp_path):
+    path = tmp_path / "w.toml"
+    path.write_text('[workload]\nname = "my all-reduce"\ncollective = "all_reduce"\nsize_bytes = 1073741824\nranks = 2\n')
+    w = W.load_toml(path)
+    assert w.name.startswith("all_reduce") and w.link_bytes["nvlink"] == 1 << 30
+    path.write_text('[workload]\nname = "x"\nflops = { fp16 = 1e12 }\nhbm_bytes = 1e9\n')
+    assert W.load_toml(path).flops == {"fp16": 1e12}
+    path.write_text("[workload\n")
+    with pytest.raises(W.WorkloadError, match="not valid TOML"):
+        W.load_toml(path)
+
+
+def test_advise(ref):
+    a = advise(ref, 64 << 10, "p2p_write")
+    assert a.fastest.mechanism == "sm" and a.margin > 1.2
+    ce = next(m for m in a.mechanisms if m.mechanism == "ce")
+    assert ce.size_90 is not None and ce.size_50 < ce.size_90
+    big = advise(ref, 1 << 30, "p2p_write")
+    assert big.fastest.mechanism == "ce"
+    none = advise(ref, 1 << 20, "all_reduce")
+    assert not none.mechanisms and "no message-size sweep" in none.notes[0]
+
+
+def test_cli_roofline_and_advise(tmp_path, store_path):
+    r = CliRunner()
+    res = r.invoke(cli, ["roofline", "--profile", "reference"])
+    assert res.exit_code == 0 and "link:nvlink" in res.output and "478.1 GB/s" in res.output
+    doc = json.loads(r.invoke(cli, ["roofline", "--json"]).stdout)
+    assert {x["resource"] for x in doc["roofs"]} >= {"compute:fp16", "hbm", "link:nvlink", "link:host"}
+    toml = tmp_path / "w.toml"
+    toml.write_text('[workload]\ntemplate = "allgather_gemm"\nm = 8192\nn = 8192\nk = 8192\ndtype = "fp16"\nranks = 2\n')
+    html = tmp_path / "roof.html"
+    res = r.invoke(cli, ["roofline", "--workload", str(toml), "--time", "1.5ms", "--plot", str(html)])
+    assert res.exit_code == 0, res.output
+    assert "compute" in res.output and "Overlap" in res.output and html.stat().st_size > 100_000
+    assert r.invoke(cli, ["roofline", "--workload", str(toml)]).exit_code == 2
+    assert r.invoke(cli, ["roofline", "--workload", str(toml), "--time", "soon"]).exit_code == 2
+    assert r.invoke(cli, ["roofline", "--plot", str(tmp_path / "x.jpeg")]).exit_code == 1
+    res = r.invoke(cli, ["advise", "--size", "64K"])
+    assert res.exit_code == 0 and "Fastest: sm" in res.output
+    adv = json.loads(r.invoke(cli, ["advise", "--size", "1G", "--json"]).stdout)
+    assert adv["fastest"] == "ce"
+    assert r.invoke(cli, ["advise", "--size", "64Q"]).exit_code == 2
+    res = r.invoke(cli, ["advise", "--size", "1M", "--pattern", "all_reduce"])
+    assert res.exit_code == 1 and "no message-size sweep" in res.output
+
+
+def test_roofline_figure(model):
+    from linkroof.dashboard.figures import bandwidth_sweep_figure, roofline_figure
+
+    w = W.allgather_gemm(8192, 8192, 8192, "fp16", 2)
+    fig = roofline_figure(model, [place(w, 1.5e-3, model)])
+    names = [t.name for t in fig.data]
+    assert any(n.startswith("fp16 spec: 989.5") for n in names)
+    assert any(n.startswith("fp16 measured:") for n in names)
+    assert any(n.startswith("nvlink ce measured: 396") for n in names)
+    assert any(n.startswith("nvlink spec: 478.1") for n in names)
+    assert fig.data[-1].name == "placed workloads"
+    spec_trace = next(t for t in fig.data if t.name.startswith("nvlink spec"))
+    assert spec_trace.line.dash == "dash"
+    assert fig.layout.xaxis.type == "log" and "FLOP per link byte" in fig.layout.xaxis.title.text
+    sweep = bandwidth_sweep_figure(model, "p2p_write")
+    assert {t.name.split()[0] for t in sweep.data if t.name} >= {"ce", "sm", "tma"}
+    assert not math.isnan(sweep.data[0].y[-1])
