@@ -157,10 +157,14 @@ def run(ctx: click.Context, as_json: bool, no_save: bool, label: str | None) -> 
 @click.option("--label", default="", help="A label for the saved profile.")
 @click.option("--plan", "show_plan", is_flag=True, help="Print what would run, and run nothing.")
 @click.option("--replay", metavar="NAME|FILE", help="Plan against a recorded topology (with --plan).")
+@click.option("--rank-timeout", type=click.FloatRange(1), default=600, show_default=True,
+              help="Under mpirun/srun/torchrun: seconds rank 0 waits for the other ranks' results.")
+@click.option("--cpu-standin", is_flag=True, hidden=True,
+              help="Replace the GPU work by a CPU copy (tests the multi-process orchestration without GPUs).")
 @click.pass_context
 def bench(ctx: click.Context, suite: str, gpus: str | None, only: str | None, sizes: str | None, reps: int | None,
           allow_multicast: bool, as_json: bool, out: str | None, no_save: bool, label: str, show_plan: bool,
-          replay: str | None) -> None:
+          replay: str | None, rank_timeout: float, cpu_standin: bool) -> None:
     """Measure every path of this machine by every mechanism: host links, local HBM, peer
     copies (copy engine, SM, TMA), concurrency, latency, size sweeps, compute peaks.
 
@@ -185,6 +189,13 @@ def bench(ctx: click.Context, suite: str, gpus: str | None, only: str | None, si
         check_allowed(allow_multicast)
     if replay and not show_plan:
         raise click.UsageError("--replay plans against a recording; add --plan (nothing can run without the GPUs)")
+    from .profiler.launch import connect, detect
+
+    launch = detect()
+    if (launch.distributed or cpu_standin) and not show_plan:
+        _bench_distributed(ctx, connect(launch), suite, families, reps, label, cpu_standin, rank_timeout, out, no_save,
+                           as_json)
+        return
     try:
         plan, topology = api.plan_for(suite=suite, gpus=gpu_list, only=families, sizes=size_list, reps=reps,
                                       allow_multicast=allow_multicast, replay=replay)
@@ -379,6 +390,38 @@ def advise(ctx: click.Context, size: str, pattern: str, which: str | None, as_js
     _console().print(advice_view(advice))
     if not advice.mechanisms:
         raise UserError(advice.notes[0] if advice.notes else "nothing to advise")
+
+
+def _bench_distributed(ctx: click.Context, comm: Any, suite: str, families: list[str] | None, reps: int | None,
+                       label: str, standin: bool, timeout_s: float, out: str | None, no_save: bool,
+                       as_json: bool) -> None:
+    """One rank per GPU under a launcher; rank 0 merges, saves and prints."""
+    from .microbench.distributed import incomplete, run_distributed
+    from .schema import dumps
+
+    profile = run_distributed(comm, suite, families, reps, label, standin, timeout_s)
+    if profile is None:
+        if comm.ctx.rank != 0:
+            click.echo(f"rank {comm.ctx.rank} on {comm.ctx.hostname}: results sent to rank 0", err=True)
+            return
+        raise UserError("no rank produced a topology; nothing to save")
+    if out:
+        Path(out).write_text(dumps(profile) + "\n")
+    if not no_save:
+        with _store(ctx) as store:
+            store.put(profile)
+            click.echo(f"Saved profile {profile.id} ({comm.ctx.world} ranks) to {store.path}", err=True)
+    if as_json:
+        _echo_json(dumps(profile))
+    else:
+        from .render import bench_summary
+
+        _console().print(bench_summary(profile))
+    if incomplete(profile, comm.ctx.world):
+        click.echo("linkroof: some ranks failed or did not report; what was measured is saved", err=True)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        comm.abort(1)  # also ends ranks that hang
 
 
 @cli.group(cls=Group)

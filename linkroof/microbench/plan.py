@@ -12,7 +12,7 @@ from typing import Any
 
 from ..schema import Skipped, Topology, known
 
-FAMILIES = ("host", "local", "peer_ce", "peer_sm", "peer_tma", "concurrency", "latency", "sweep", "compute",
+FAMILIES = ("host", "local", "peer_ce", "peer_sm", "peer_tma", "concurrency", "latency", "sweep", "compute", "nccl",
             "multicast")
 SUITES = ("quick", "default", "full")
 
@@ -205,6 +205,21 @@ def make_plan(topo: Topology, suite: str = "default", gpus: Iterable[int] | None
             add("compute", f"GEMM {dt} GPU{g}", "compute.gemm", dev=g, dtype=dt, reps=5 if suite == "quick" else r)
         if suite != "quick":
             add("compute", f"fp32 FMA GPU{g}", "compute.fma_peak", dev=g)
+
+    # NCCL collectives, one process driving every GPU (grouped calls)
+    if len(usable) >= 2 and "nccl" in families:
+        from .nccl import COLLECTIVES, NO_IN_PLACE
+
+        if suite == "quick":
+            grid = [("all_reduce", s, False) for s in (8, 512 * MiB)]
+        elif suite == "default":
+            grid = [(c, s, False) for c in COLLECTIVES for s in (8, MiB, 512 * MiB)] + [("all_gather", 512 * MiB, True)]
+        else:
+            grid = [(c, s, ip) for c in COLLECTIVES for s in (sizes or [8 * 4 ** k for k in range(15)])
+                    for ip in (False, True) if not (ip and c in NO_IN_PLACE)]
+        for coll, size, ip in grid:
+            add("nccl", f"NCCL {coll} {size} B{' in-place' if ip else ''}", "nccl.collective", gpus=usable, coll=coll,
+                nbytes=size, in_place=ip, reps=20)
 
     # 8. message-size sweeps per mechanism, on the first pair (last: the longest family)
     if suite != "quick" and first_pair:

@@ -122,6 +122,48 @@ def _gate(lanes: list[Lane], streams: list[Any], reps: int, gated: bool) -> list
     return out
 
 
+def time_grouped(devices: list[int], enqueue_rep: Callable[[list[Any]], None], reps: int, warmup: int = 2,
+                 ops_per_rep: int = 1) -> list[list[float]]:
+    """Like time_lanes, for operations that must be issued together on every device's
+    stream (NCCL group calls): `enqueue_rep(streams)` issues one repetition on all of
+    them. Seconds per repetition, one list per device."""
+    cupy = cp()
+    streams = [stream(d, 0) for d in devices]
+    for _ in range(warmup):
+        enqueue_rep(streams)
+    for s in streams:
+        s.synchronize()
+    per_gate = max(1, MAX_QUEUED // (ops_per_rep + 1))
+    out: list[list[float]] = [[] for _ in devices]
+    done = 0
+    flag = _flag()
+    while done < reps:
+        batch = min(per_gate, reps - done)
+        flag.reset()
+        marks = []
+        for d, s in zip(devices, streams):
+            with cupy.cuda.Device(d):
+                launch(d, "spin_wait", 1, 1, (cupy.uint64(flag.flag_ptr), cupy.uint64(int(SPIN_TIMEOUT_S * 1e9)),
+                                              cupy.uint64(flag.timeout_ptr)), stream=s)
+                ev = [cupy.cuda.Event() for _ in range(batch + 1)]
+                ev[0].record(s)
+                marks.append(ev)
+        for r in range(batch):
+            enqueue_rep(streams)
+            for d, s, ev in zip(devices, streams, marks):
+                with cupy.cuda.Device(d):
+                    ev[r + 1].record(s)
+        flag.release()
+        for s in streams:
+            s.synchronize()
+        if flag.timed_out:
+            raise GateTimeout("the spin gate timed out before the group calls were all queued")
+        for lst, ev in zip(out, marks):
+            lst.extend(cupy.cuda.get_elapsed_time(ev[r], ev[r + 1]) / 1e3 for r in range(batch))
+        done += batch
+    return out
+
+
 def time_kernel(device: int, run: Callable[[Any], None], reps: int, warmup: int = 1) -> list[float]:
     """Seconds per call of something that runs long enough on its own (a GEMM, a
     pointer chase): one lane, gated all the same."""

@@ -1,0 +1,173 @@
+"""`linkroof bench` under a launcher: one rank per GPU. Every rank probes its host,
+runs its GPU's own benchmarks and its part of the collectives; rank 0 gathers every
+rank's results (with a deadline), merges hosts and measurements (each tagged with host
+and rank) into one Profile and saves it. Other ranks save nothing.
+
+`standin=True` replaces the GPU work by a CPU copy (NumPy), so the orchestration --
+rank detection, planning, gathering, merging, a failing or hanging rank -- runs for
+real on machines without GPUs (CI runs it under `mpirun -n 2`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..profiler.launch import Comm
+from ..schema import BenchSpec, Environment, Measurement, Profile, Skipped, Topology
+
+LOCAL_FAMILIES = ("host", "local", "latency", "compute")
+
+
+@dataclass
+class RankReport:
+    rank: int
+    host: str
+    topology: Topology | None = None
+    environment: Environment | None = None
+    measurements: list[Measurement] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    error: str | None = None
+    seconds: float = 0.0
+
+
+def standin_work(rank: int, nbytes: int = 8 << 20, reps: int = 5) -> list[Measurement]:
+    """A CPU copy timed with perf_counter and checked: a stand-in for a rank's GPU work."""
+    if os.environ.get("LINKROOF_STANDIN_FAIL_RANK") == str(rank):
+        raise RuntimeError(f"injected failure on rank {rank}")
+    if os.environ.get("LINKROOF_STANDIN_HANG_RANK") == str(rank):
+        time.sleep(3600)
+    src = np.arange(nbytes // 8, dtype=np.uint64) ^ np.uint64(rank + 1)
+    dst = np.zeros_like(src)
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        np.copyto(dst, src)
+        times.append(time.perf_counter() - t0)
+    ok = bool(np.array_equal(src, dst))
+    spec = BenchSpec("cpu_standin_copy", "cpu", "local", (rank,), nbytes, reps, params={"standin": True})
+    return [Measurement(spec=spec, times_s=tuple(times), bytes_per_rep=nbytes,
+                        bytes_convention="bytes copied (CPU stand-in, host clock)", verified=ok,
+                        verification="destination equals source" if ok else "copy mismatch")]
+
+
+def _rank_work(comm: Comm, suite: str, only: list[str] | None, reps: int | None, standin: bool) -> RankReport:
+    ctx = comm.ctx
+    t0 = time.perf_counter()
+    rep = RankReport(ctx.rank, ctx.hostname)
+    try:
+        from ..profiler.environment import collect_environment
+        from ..profiler.probe import probe
+
+        if standin:
+            rep.topology = dataclasses.replace(probe(replay="h200x2"), notes=("CPU stand-in: recorded topology",))
+            rep.environment = dataclasses.replace(collect_environment(), hostname=ctx.hostname)
+            rep.measurements = standin_work(ctx.rank)
+        else:
+            rep.topology = probe()
+            from ..profiler.recording import live_source
+
+            source = live_source()
+            try:
+                rep.environment = collect_environment(source.nvml, len(rep.topology.gpus))
+            finally:
+                source.close()
+            rep.measurements, rep.skipped = _gpu_work(comm, rep.topology, suite, only, reps)
+    except Exception as e:  # noqa: BLE001 - reported to rank 0, which names the rank and host
+        rep.error = f"{type(e).__name__}: {e}"
+        if os.environ.get("LINKROOF_DEBUG"):
+            rep.error += "\n" + traceback.format_exc()
+    rep.seconds = time.perf_counter() - t0
+    rep.measurements = [dataclasses.replace(m, host=ctx.hostname, rank=ctx.rank) for m in rep.measurements]
+    return rep
+
+
+def _gpu_work(comm: Comm, topo: Topology, suite: str, only: list[str] | None,
+              reps: int | None) -> tuple[list[Measurement], list[Skipped]]:
+    from .plan import make_plan
+    from .runner import run_plan
+
+    gpu = comm.ctx.local_rank % max(1, len(topo.gpus))
+    families = [f for f in (only or LOCAL_FAMILIES + ("nccl",)) if f in LOCAL_FAMILIES]
+    out: list[Measurement] = []
+    skipped: list[Skipped] = []
+    if families:
+        plan = make_plan(topo, suite, [gpu], families, None, reps)
+        res = run_plan(plan)
+        out += res.measurements
+        skipped += res.skipped
+    if only is None or "nccl" in only:
+        from .nccl import COLLECTIVES, NO_IN_PLACE, RankCollectives
+
+        rc = RankCollectives(comm, gpu)
+        sizes = [8 * 4 ** k for k in range(15)] if suite != "quick" else [8, 1 << 20, 512 << 20]
+        for coll in COLLECTIVES:
+            for size in sizes:
+                for ip in (False, True):
+                    if ip and coll in NO_IN_PLACE:
+                        continue
+                    try:
+                        out.append(rc.run(coll, size, reps=reps or 20, in_place=ip))
+                    except Exception as e:  # noqa: BLE001
+                        skipped.append(Skipped(f"nccl {coll} {size} B", f"{type(e).__name__}: {e}", (gpu,)))
+    return out, skipped
+
+
+def run_distributed(comm: Comm, suite: str = "default", only: list[str] | None = None, reps: int | None = None,
+                    label: str = "", standin: bool = False, timeout_s: float = 600.0) -> Profile | None:
+    """Every rank calls this; rank 0 returns the merged Profile, the others None."""
+    ctx = comm.ctx
+    hosts = comm.gather(ctx.hostname, timeout_s)  # who is there, before any work
+    report = _rank_work(comm, suite, only, reps, standin)
+    got = comm.gather(report, timeout_s)
+    if ctx.rank != 0:
+        return None
+    host_of = dict(hosts or [])
+    reports: dict[int, RankReport] = {r: rep for r, rep in (got or [])}
+    notes = [f"{ctx.world} ranks under {ctx.kind}" + (" (CPU stand-in for the GPU work)" if standin else "")]
+    measurements: list[Measurement] = []
+    skipped: list[Skipped] = []
+    topologies: dict[str, Topology] = {}
+    environments: dict[str, Environment] = {}
+    for r in range(ctx.world):
+        rep = reports.get(r)
+        if rep is None:
+            notes.append(f"rank {r} on host {host_of.get(r, 'unknown')} did not report within {timeout_s:g} s; "
+                         "its results are missing")
+            skipped.append(Skipped(f"rank {r}", f"no report within {timeout_s:g} s (host {host_of.get(r, 'unknown')})"))
+            continue
+        if rep.error:
+            notes.append(f"rank {r} on host {rep.host} failed: {rep.error}")
+            skipped.append(Skipped(f"rank {r}", f"failed on host {rep.host}: {rep.error}"))
+        if rep.topology is not None:
+            topologies.setdefault(rep.host, dataclasses.replace(rep.topology, host=dataclasses.replace(
+                rep.topology.host, hostname=rep.host)))
+        if rep.environment is not None:
+            environments.setdefault(rep.host, rep.environment)
+        measurements += rep.measurements
+        skipped += rep.skipped
+    if not standin:
+        from .nccl import slowest_rank
+
+        groups: dict[tuple[Any, ...], list[Measurement]] = {}
+        for m in measurements:
+            if m.spec.mechanism == "nccl":
+                key = (m.spec.name, m.spec.message_bytes, m.spec.params.get("dtype"), m.spec.params.get("in_place"))
+                groups.setdefault(key, []).append(m)
+        measurements += [slowest_rank(ms) for ms in groups.values() if len(ms) == ctx.world]
+    if not topologies:
+        return None
+    from ..profiler.session import make_profile
+
+    return make_profile(list(topologies.values()), list(environments.values()), measurements, skipped,
+                        label=label or f"bench:{suite}:{ctx.world} ranks", notes=notes)
+
+
+def incomplete(profile: Profile, world: int) -> bool:
+    return any(s.name.startswith("rank ") for s in profile.skipped) or len({m.rank for m in profile.measurements}) < world

@@ -1,0 +1,303 @@
+"""NCCL collectives through CuPy's NCCL binding, measured as nccl-tests defines them:
+time, algbw = size / time, busbw = algbw x factor (all-reduce 2(n-1)/n; all-gather,
+reduce-scatter, all-to-all (n-1)/n; broadcast, reduce, send/recv 1), every result
+buffer checked (nccl-tests' #wrong).
+
+Sizes follow nccl-tests: all-gather's size is the gathered output, reduce-scatter's
+the input, all-to-all's the whole send buffer, send/recv's what each rank sends to the
+next. One process driving all local GPUs (grouped calls) is the default; under a
+launcher each rank drives its own GPU (`RankCollectives`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..profiler.importers import BUSBW_FACTOR
+from ..schema import BenchSpec, Measurement
+from .cuda import BenchError, cp
+from .timing import GateTimeout, time_grouped
+
+COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce", "sendrecv")
+DTYPES = {"fp32": ("NCCL_FLOAT32", 4), "fp16": ("NCCL_FLOAT16", 2), "bf16": ("NCCL_BFLOAT16", 2)}
+NO_IN_PLACE = {"alltoall", "sendrecv"}
+CONVENTION = "nccl-tests: algbw = size / time, busbw = algbw x factor"
+
+
+def nccl_module() -> Any:
+    cp()
+    try:
+        from cupy.cuda import nccl
+    except ImportError as e:
+        raise BenchError(f"CuPy has no NCCL here ({e})") from None
+    if not getattr(nccl, "available", True) or not hasattr(nccl, "NcclCommunicator"):
+        raise BenchError("CuPy's NCCL binding is not available (install the nvidia-nccl package for your CUDA)")
+    return nccl
+
+
+def nccl_env() -> dict[str, str]:
+    """The NCCL_* variables in force: algorithm, protocol, NVLS, P2P level, IB settings."""
+    return {k: v for k, v in sorted(os.environ.items()) if k.startswith("NCCL_")}
+
+
+def _value(index: Any, rank: int) -> Any:
+    """The input element `index` of `rank`: small integers, exact in fp16/bf16/fp32 sums."""
+    return ((index * 7 + rank * 13) % 31).astype(np.float64) if hasattr(index, "astype") else \
+        float((index * 7 + rank * 13) % 31)
+
+
+@dataclass
+class _Bufs:
+    send: Any
+    recv: Any
+    count: int  # elements in the send buffer
+
+
+def _to_dtype(x64: Any, dtype: str) -> Any:
+    cupy = cp()
+    if dtype == "fp32":
+        return x64.astype(cupy.float32)
+    if dtype == "fp16":
+        return x64.astype(cupy.float16)
+    return (x64.astype(cupy.float32).view(cupy.uint32) >> 16).astype(cupy.uint16)  # bf16 bits
+
+
+def _from_dtype(x: Any, dtype: str) -> np.ndarray:
+    cupy = cp()
+    if dtype == "bf16":
+        return (x.astype(cupy.uint32) << 16).view(cupy.float32).get().astype(np.float64)
+    return x.get().astype(np.float64)
+
+
+def _layout(coll: str, nbytes: int, n: int, esize: int) -> tuple[int, int]:
+    """(send elements, receive elements) for one rank."""
+    total = nbytes // esize
+    if coll == "all_gather":
+        return total // n, total
+    if coll == "reduce_scatter":
+        return total, total // n
+    return total, total
+
+
+def _expected(coll: str, rank: int, n: int, idx: np.ndarray, count: int) -> np.ndarray:
+    if coll in ("all_reduce", "reduce"):
+        return sum(_value(idx, r) for r in range(n))
+    if coll == "all_gather":
+        per = count // n
+        return _value(idx % per, idx // per)
+    if coll == "reduce_scatter":
+        per = count
+        return sum(_value(rank * per + idx, r) for r in range(n))
+    if coll == "alltoall":
+        chunk = count // n
+        return _value(rank * chunk + idx % chunk, idx // chunk)
+    if coll == "broadcast":
+        return _value(idx, 0)
+    if coll == "sendrecv":
+        return _value(idx, (rank - 1) % n)
+    raise BenchError(f"unknown collective {coll!r}")
+
+
+class _Participant:
+    """One rank's buffers and calls (a device of a single process, or a process)."""
+
+    def __init__(self, nccl: Any, comm: Any, dev: int, rank: int, n: int, coll: str, nbytes: int, dtype: str,
+                 in_place: bool):
+        cupy = cp()
+        name, esize = DTYPES[dtype]
+        self.nccl, self.comm, self.dev, self.rank, self.n, self.coll = nccl, comm, dev, rank, n, coll
+        self.dtype, self.in_place = dtype, in_place
+        self.ndt = getattr(nccl, name, None)
+        if self.ndt is None:
+            raise BenchError(f"this NCCL binding has no {name}")
+        send_n, recv_n = _layout(coll, nbytes, n, esize)
+        if send_n == 0 or recv_n == 0:
+            raise BenchError(f"{nbytes} bytes is too small for {coll} over {n} ranks")
+        with cupy.cuda.Device(dev):
+            if in_place:  # nccl-tests' layouts: the input is the rank's slice of the output, or vice versa
+                buf = _to_dtype(cupy.full(max(send_n, recv_n), -1.0), dtype)
+                self.send = buf[rank * send_n:(rank + 1) * send_n] if coll == "all_gather" else buf[:send_n]
+                self.recv = buf[rank * recv_n:(rank + 1) * recv_n] if coll == "reduce_scatter" else buf[:recv_n]
+            else:
+                self.send = _to_dtype(cupy.zeros(send_n), dtype)
+                self.recv = _to_dtype(cupy.full(recv_n, -1.0), dtype)
+            values = _value(cupy.arange(send_n, dtype=cupy.int64), rank)
+            self.send[...] = _to_dtype(values, dtype)
+        self.send_n, self.recv_n = send_n, recv_n
+
+    def issue(self, stream: Any) -> None:
+        c, n, s, r = self.comm, self.n, self.send.data.ptr, self.recv.data.ptr
+        op, sp = self.nccl.NCCL_SUM, stream.ptr
+        if self.coll == "all_reduce":
+            c.allReduce(s, r, self.send_n, self.ndt, op, sp)
+        elif self.coll == "all_gather":
+            c.allGather(s, r, self.send_n, self.ndt, sp)
+        elif self.coll == "reduce_scatter":
+            c.reduceScatter(s, r, self.recv_n, self.ndt, op, sp)
+        elif self.coll == "broadcast":
+            c.broadcast(s, r, self.send_n, self.ndt, 0, sp)
+        elif self.coll == "reduce":
+            c.reduce(s, r, self.send_n, self.ndt, op, 0, sp)
+        elif self.coll == "alltoall":  # grouped send/recv (the binding has no all-to-all)
+            chunk = self.send_n // n
+            esize = DTYPES[self.dtype][1]
+            for p in range(n):
+                c.send(s + p * chunk * esize, chunk, self.ndt, p, sp)
+                c.recv(r + p * chunk * esize, chunk, self.ndt, p, sp)
+        elif self.coll == "sendrecv":
+            c.send(s, self.send_n, self.ndt, (self.rank + 1) % n, sp)
+            c.recv(r, self.recv_n, self.ndt, (self.rank - 1) % n, sp)
+
+    def check(self) -> tuple[int, int]:
+        """(wrong elements, checked elements) over up to 1 M sampled elements."""
+        if self.coll == "reduce" and self.rank != 0:
+            return 0, 0
+        cupy = cp()
+        idx = np.unique(np.linspace(0, self.recv_n - 1, num=min(self.recv_n, 1 << 20)).astype(np.int64))
+        with cupy.cuda.Device(self.dev):
+            got = _from_dtype(self.recv[cupy.asarray(idx)], self.dtype)
+        want = _expected(self.coll, self.rank, self.n, idx, self.recv_n)
+        tol = 1e-2 if self.dtype == "bf16" else 1e-3
+        wrong = int(np.count_nonzero(~np.isclose(got, want, rtol=tol, atol=0)))
+        return wrong, len(idx)
+
+
+def _measurement(coll: str, n: int, nbytes: int, dtype: str, in_place: bool, times: list[float], wrong: int,
+                 checked: int, devices: tuple[int, ...], params: dict[str, Any] | None = None) -> Measurement:
+    spec = BenchSpec(f"nccl_{coll}", "nccl", coll, devices, nbytes, len(times),
+                     params={"dtype": dtype, "in_place": in_place, "redop": "sum", "root": 0, **(params or {})})
+    return Measurement(spec=spec, times_s=tuple(times), bytes_per_rep=nbytes, bytes_convention=CONVENTION,
+                       verified=wrong == 0 and checked > 0,
+                       verification=f"#wrong {wrong} of {checked} sampled result elements" if checked
+                       else "nothing to check on this rank",
+                       busbw_factor=BUSBW_FACTOR[coll](n))
+
+
+_COMMS: dict[tuple[int, ...], list[Any]] = {}
+
+
+def collective(gpus: list[int], coll: str, nbytes: int, dtype: str = "fp32", in_place: bool = False,
+               reps: int = 20) -> Measurement:
+    """One process driving every GPU in `gpus` (grouped calls); the slowest GPU's time
+    per repetition."""
+    if coll not in COLLECTIVES:
+        raise BenchError(f"unknown collective {coll!r} (one of {', '.join(COLLECTIVES)})")
+    if in_place and coll in NO_IN_PLACE:
+        raise BenchError(f"{coll} has no in-place form here")
+    if len(gpus) < 2:
+        raise BenchError("collectives need at least two GPUs")
+    nccl = nccl_module()
+    key = tuple(gpus)
+    if key not in _COMMS:
+        _COMMS[key] = nccl.NcclCommunicator.initAll(list(gpus))
+    comms = _COMMS[key]
+    n = len(gpus)
+    parts = [_Participant(nccl, c, d, r, n, coll, nbytes, dtype, in_place) for r, (c, d) in enumerate(zip(comms, gpus))]
+
+    def rep(streams: list[Any]) -> None:
+        nccl.groupStart()
+        for p, s in zip(parts, streams):
+            p.issue(s)
+        nccl.groupEnd()
+
+    ops = 2 * n if coll == "alltoall" else 2
+    try:
+        per_dev = time_grouped(list(gpus), rep, reps, warmup=3, ops_per_rep=ops)
+        gated = True
+    except GateTimeout:
+        per_dev = _ungated(parts, rep, reps)
+        gated = False
+    for p in parts:
+        cp().cuda.Device(p.dev).synchronize()
+    checks = [p.check() for p in parts]
+    times = [max(ts[i] for ts in per_dev) for i in range(reps)]
+    return _measurement(coll, n, nbytes, dtype, in_place, times, sum(w for w, _ in checks), sum(c for _, c in checks),
+                        tuple(gpus), {"processes": 1, **({} if gated else {"gated": False})})
+
+
+def _ungated(parts: list[_Participant], rep: Any, reps: int) -> list[list[float]]:
+    cupy = cp()
+    from .timing import stream
+
+    streams = [stream(p.dev, 0) for p in parts]
+    out: list[list[float]] = [[] for _ in parts]
+    for _ in range(reps):
+        starts, ends = [], []
+        for p, s in zip(parts, streams):
+            with cupy.cuda.Device(p.dev):
+                e = cupy.cuda.Event()
+                e.record(s)
+                starts.append(e)
+        rep(streams)
+        for p, s in zip(parts, streams):
+            with cupy.cuda.Device(p.dev):
+                e = cupy.cuda.Event()
+                e.record(s)
+                ends.append(e)
+        for i, (a, b) in enumerate(zip(starts, ends)):
+            b.synchronize()
+            out[i].append(cupy.cuda.get_elapsed_time(a, b) / 1e3)
+    return out
+
+
+class RankCollectives:
+    """Under a launcher: this process's rank drives its own GPU; the NCCL unique id
+    travels through the launcher's engine (`comm.bcast`)."""
+
+    def __init__(self, comm: Any, device: int):
+        nccl = nccl_module()
+        self.nccl, self.comm, self.device = nccl, comm, device
+        uid = nccl.get_unique_id() if comm.ctx.rank == 0 else None
+        uid = comm.bcast(uid, root=0)
+        with cp().cuda.Device(device):
+            self.nc = nccl.NcclCommunicator(comm.ctx.world, uid, comm.ctx.rank)
+
+    def run(self, coll: str, nbytes: int, dtype: str = "fp32", in_place: bool = False, reps: int = 20) -> Measurement:
+        n, rank = self.comm.ctx.world, self.comm.ctx.rank
+        part = _Participant(self.nccl, self.nc, self.device, rank, n, coll, nbytes, dtype, in_place)
+        ops = 2 * n if coll == "alltoall" else 2
+        try:
+            (times,) = time_grouped([self.device], lambda streams: part.issue(streams[0]), reps, warmup=3,
+                                    ops_per_rep=ops)
+        except GateTimeout:
+            (times,) = _ungated([part], lambda streams: part.issue(streams[0]), reps)
+        cp().cuda.Device(self.device).synchronize()
+        wrong, checked = part.check()
+        return _measurement(coll, n, nbytes, dtype, in_place, times, wrong, checked, (rank,),
+                            {"processes": n, "rank_time": "this rank"})
+
+
+def slowest_rank(per_rank: list[Measurement]) -> Measurement:
+    """Merge one collective's per-rank measurements: per repetition the slowest rank."""
+    first = per_rank[0]
+    reps = min(len(m.times_s) for m in per_rank)
+    times = [max(m.times_s[i] for m in per_rank) for i in range(reps)]
+    n = len(per_rank)
+    ok = all(m.verified or "nothing to check" in m.verification for m in per_rank)
+    spec = BenchSpec(first.spec.name, "nccl", first.spec.pattern, tuple(range(n)), first.spec.message_bytes, reps,
+                     params={**{k: v for k, v in first.spec.params.items() if k != "rank_time"},
+                             "rank_time": "slowest rank per repetition"})
+    return Measurement(spec=spec, times_s=tuple(times), bytes_per_rep=first.bytes_per_rep, bytes_convention=CONVENTION,
+                       verified=ok, verification="every rank checked its result" if ok else "a rank found wrong results",
+                       busbw_factor=first.busbw_factor)
+
+
+def sweep(gpus: list[int], collectives: tuple[str, ...] = COLLECTIVES, sizes: list[int] | None = None,
+          dtype: str = "fp32", reps: int = 20, in_place: tuple[bool, ...] = (False, True)) -> list[Measurement]:
+    """nccl-tests' -b 8 -e 1G -f 4 by default, every collective, out-of-place and in-place."""
+    sizes = sizes or [8 * 4 ** k for k in range(15)]
+    out = []
+    for coll in collectives:
+        for size in sizes:
+            for ip in in_place:
+                if ip and coll in NO_IN_PLACE:
+                    continue
+                try:
+                    out.append(collective(gpus, coll, size, dtype, ip, reps))
+                except BenchError:
+                    continue  # too small for this collective over these ranks
+    return out

@@ -1,0 +1,158 @@
+"""Multi-process runs for real, on CPUs: `mpiexec -n 2 linkroof bench --cpu-standin`
+(MPICH from its wheel, installed by the test extra) with rank detection, gathering,
+merging, a failing rank and a hanging rank."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from linkroof.microbench.distributed import RankReport, run_distributed, standin_work
+from linkroof.microbench.plan import make_plan
+from linkroof.profiler.launch import LaunchContext, SingleComm, detect
+from linkroof import probe
+
+
+def mpiexec() -> str:
+    found = shutil.which("mpiexec") or str(Path(sys.executable).parent / "mpiexec")
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        found = ""
+    if not found or not Path(found).exists():
+        if os.environ.get("CI"):
+            pytest.fail("mpiexec / mpi4py missing in CI: the test extra must install mpich and mpi4py")
+        pytest.skip("mpiexec or mpi4py not installed (pip install -e '.[test]')")
+    return found
+
+
+def run_ranks(tmp_path, *args, env=None, timeout=120):
+    store = tmp_path / "s.sqlite"
+    cmd = [mpiexec(), "-n", "2", sys.executable, "-m", "linkroof", "--store", str(store), "bench", "--cpu-standin",
+           *args]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})})
+    return res, store
+
+
+def stored(store):
+    from linkroof.store import Store
+
+    with Store(store) as s:
+        rows = s.list()
+        return [s.get(r["id"]) for r in rows]
+
+
+def test_detect_launchers():
+    assert detect({}).kind == "single"
+    ctx = detect({"PMI_RANK": "1", "PMI_SIZE": "4", "MPI_LOCALRANKID": "1"})
+    assert (ctx.kind, ctx.rank, ctx.world, ctx.local_rank) == ("mpi", 1, 4, 1)
+    ctx = detect({"OMPI_COMM_WORLD_RANK": "3", "OMPI_COMM_WORLD_SIZE": "8", "OMPI_COMM_WORLD_LOCAL_RANK": "3"})
+    assert (ctx.rank, ctx.world) == (3, 8)
+    ctx = detect({"SLURM_PROCID": "5", "SLURM_NTASKS": "16", "SLURM_LOCALID": "1"})
+    assert (ctx.kind, ctx.rank, ctx.world, ctx.local_rank) == ("mpi", 5, 16, 1)
+    ctx = detect({"RANK": "1", "WORLD_SIZE": "2", "LOCAL_RANK": "1", "TORCHELASTIC_RUN_ID": "x"})
+    assert (ctx.kind, ctx.rank, ctx.world) == ("torchrun", 1, 2)
+    from linkroof.profiler.launch import LaunchError
+
+    with pytest.raises(LaunchError):
+        detect({"TORCHELASTIC_RUN_ID": "x", "RANK": "one", "WORLD_SIZE": "2"})
+
+
+def test_single_process_standin_merges_one_rank():
+    comm = SingleComm(LaunchContext("single", 0, 1, 0, "box"))
+    p = run_distributed(comm, standin=True, timeout_s=5)
+    assert p.measurements[0].rank == 0 and p.measurements[0].host == "box" and p.measurements[0].verified
+    assert p.hostnames == ("box",)
+
+
+def test_standin_failure_is_raised():
+    os.environ["LINKROOF_STANDIN_FAIL_RANK"] = "7"
+    try:
+        with pytest.raises(RuntimeError, match="injected failure on rank 7"):
+            standin_work(7)
+        assert standin_work(0)[0].verified
+    finally:
+        del os.environ["LINKROOF_STANDIN_FAIL_RANK"]
+
+
+def test_mpirun_two_ranks(tmp_path):
+    out = tmp_path / "p.json"
+    res, store = run_ranks(tmp_path, "--json", "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)  # rank 0 alone prints the profile
+    assert doc["schema"] == "linkroof.Profile"
+    ranks = sorted(m["rank"] for m in doc["measurements"])
+    assert ranks == [0, 1] and all(m["verified"] for m in doc["measurements"])
+    assert "2 ranks under mpi" in doc["notes"][0]
+    (profile,) = stored(store)  # saved once, by rank 0
+    assert len(profile.measurements) == 2
+    assert "rank 1 on" in res.stderr and "results sent to rank 0" in res.stderr
+
+
+def test_mpirun_failing_rank_is_named_and_the_rest_kept(tmp_path):
+    res, store = run_ranks(tmp_path, env={"LINKROOF_STANDIN_FAIL_RANK": "1"})
+    assert res.returncode != 0
+    (profile,) = stored(store)
+    assert [m.rank for m in profile.measurements] == [0]
+    assert any("rank 1 on host" in n and "injected failure on rank 1" in n for n in profile.notes)
+
+
+def test_mpirun_hanging_rank_times_out(tmp_path):
+    res, store = run_ranks(tmp_path, "--rank-timeout", "3", env={"LINKROOF_STANDIN_HANG_RANK": "1"}, timeout=90)
+    assert res.returncode != 0  # rank 0 saved, then ended every rank
+    (profile,) = stored(store)
+    assert [m.rank for m in profile.measurements] == [0]
+    assert any("did not report within 3 s" in n for n in profile.notes)
+
+
+def test_nccl_family_is_planned():
+    t = probe(replay="h200x2")
+    quick = [i for i in make_plan(t, "quick").items if i.family == "nccl"]
+    assert {(i.kwargs["coll"], i.kwargs["nbytes"]) for i in quick} == {("all_reduce", 8), ("all_reduce", 512 << 20)}
+    default = [i for i in make_plan(t, "default").items if i.family == "nccl"]
+    assert {i.kwargs["coll"] for i in default} == {"all_reduce", "all_gather", "reduce_scatter", "alltoall",
+                                                  "broadcast", "reduce", "sendrecv"}
+    full = [i for i in make_plan(t, "full").items if i.family == "nccl"]
+    assert not any(i.kwargs["in_place"] and i.kwargs["coll"] in ("alltoall", "sendrecv") for i in full)
+    assert not [i for i in make_plan(probe(replay="h200x1"), "default").items if i.family == "nccl"]
+
+
+def test_rank_report_is_picklable():
+    import pickle
+
+    rep = RankReport(0, "h", topology=probe(replay="h200x1"), measurements=standin_work(0))
+    assert pickle.loads(pickle.dumps(rep)).measurements == rep.measurements
+
+
+@pytest.mark.parametrize("coll", ["all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce",
+                                  "sendrecv"])
+@pytest.mark.parametrize("n", [2, 3, 8])
+def test_nccl_expected_results_match_a_simulation(coll, n):
+    """The check of every result buffer against a plain NumPy simulation of the collective."""
+    import numpy as np
+
+    from linkroof.microbench.nccl import _expected, _layout, _value
+
+    total = 96 * n * 4  # bytes, fp32
+    send_n, recv_n = _layout(coll, total, n, 4)
+    inputs = [_value(np.arange(send_n), r) for r in range(n)]
+    for rank in range(n):
+        if coll in ("all_reduce", "reduce"):
+            sim = sum(inputs)
+        elif coll == "all_gather":
+            sim = np.concatenate(inputs)
+        elif coll == "reduce_scatter":
+            sim = sum(inputs)[rank * recv_n:(rank + 1) * recv_n]
+        elif coll == "alltoall":
+            chunk = send_n // n
+            sim = np.concatenate([inputs[p][rank * chunk:(rank + 1) * chunk] for p in range(n)])
+        elif coll == "broadcast":
+            sim = inputs[0]
+        else:
+            sim = inputs[(rank - 1) % n]
+        idx = np.arange(recv_n)
+        assert np.array_equal(_expected(coll, rank, n, idx, recv_n), sim), (coll, n, rank)
