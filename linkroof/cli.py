@@ -424,6 +424,73 @@ def _bench_distributed(ctx: click.Context, comm: Any, suite: str, families: list
         comm.abort(1)  # also ends ranks that hang
 
 
+@cli.command()
+@click.argument("kernel", metavar="MODULE:FUNCTION")
+@click.option("--inputs", required=True, metavar="MODULE:FUNCTION", help="Returns the kernel's arguments (a tuple, "
+              "a dict or one object); called again for fresh input sets when they fit in L2.")
+@click.option("--reference", metavar="MODULE:FUNCTION", help="A baseline: checked against and timed the same way.")
+@click.option("--workload", type=click.Path(dir_okay=False), help="What the kernel must do (TOML); link bytes default "
+              "to what NVML's counters saw.")
+@click.option("--profile", "which", metavar="ID|FILE|reference", help=PROFILE_HELP)
+@click.option("--reps", type=click.IntRange(1), default=50, show_default=True)
+@click.option("--warmup", type=click.IntRange(0), default=10, show_default=True)
+@click.option("--rtol", type=float, default=1e-3, show_default=True)
+@click.option("--atol", type=float, default=1e-5, show_default=True)
+@click.option("--no-counters", is_flag=True, help="Do not read NVML's NVLink / PCIe byte counters.")
+@click.option("--plot", type=click.Path(dir_okay=False), help="Write the roofline with the kernel placed on it.")
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.option("--no-save", is_flag=True, help="Do not save the placements in the store.")
+@click.pass_context
+def compare(ctx: click.Context, kernel: str, inputs: str, reference: str | None, workload: str | None,
+            which: str | None, reps: int, warmup: int, rtol: float, atol: float, no_counters: bool, plot: str | None,
+            as_json: bool, no_save: bool) -> None:
+    """Time a kernel written in Python (CuPy, PyTorch, ...) on the GPU, count the bytes
+    it moved over the links, and place it, its reference and the matching NCCL
+    baseline on this machine's roofline. Under torchrun / mpirun every rank runs it
+    and the slowest rank counts."""
+    import dataclasses
+
+    from .profiler.compare import run_compare
+
+    profile = _load_profile(ctx, which)
+    out = run_compare(kernel, inputs, reference, workload, profile, reps, warmup, rtol, atol, not no_counters)
+    if "result" not in out:
+        return  # not rank 0
+    placements = out["placements"]
+    if plot:
+        from .dashboard.figures import roofline_figure, write_figure
+        from .roofline.model import MachineModel
+
+        write_figure(roofline_figure(MachineModel.from_profile(out["profile"]), placements), plot)
+    if not no_save:
+        from .profiler.environment import collect_environment
+        from .profiler.session import make_profile
+
+        saved = make_profile([out["topology"]], [collect_environment()], label=f"compare:{kernel}",
+                             notes=out["notes"])
+        saved = dataclasses.replace(saved, placements=tuple(placements))
+        with _store(ctx) as store:
+            store.put(saved)
+            click.echo(f"Saved placements in profile {saved.id}", err=True)
+    if as_json:
+        import json
+
+        from .schema import to_dict
+
+        r = out["result"]
+        _echo_json(json.dumps({"kernel": kernel, "median_s": r.median_s, "times_s": r.times_s,
+                               "input_sets": r.input_sets, "checked": r.checked,
+                               "counter_bytes_per_call": {str(k): v for k, v in r.counter_bytes_per_call.items()},
+                               "placements": to_dict(placements), "notes": out["notes"],
+                               "overhead_s": r.overhead_s}, indent=1))
+        return
+    from .render import placements_table
+
+    _console().print(placements_table(placements))
+    for note in out["notes"] + [out["result"].checked]:
+        click.echo(note)
+
+
 @cli.group(cls=Group)
 def runs() -> None:
     """Manage the profiles saved in the store (list, show, export, import, rm)."""

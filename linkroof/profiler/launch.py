@@ -140,7 +140,11 @@ class TorchComm(Comm):
             raise LaunchError(f"started by torchrun but torch is missing ({e})") from None
         self.dist = dist
         if not dist.is_initialized():
-            dist.init_process_group(backend="gloo", timeout=datetime.timedelta(seconds=timeout_s))
+            # gloo for linkroof's own bookkeeping; NCCL for CUDA tensors of user callables
+            import torch
+
+            backend = "cpu:gloo,cuda:nccl" if torch.cuda.is_available() else "gloo"
+            dist.init_process_group(backend=backend, timeout=datetime.timedelta(seconds=timeout_s))
         self.ctx = ctx
 
     def bcast(self, obj: Any, root: int = 0) -> Any:

@@ -1,0 +1,167 @@
+"""`linkroof compare` orchestration with a fake GPU timer and fake NVML counters."""
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from linkroof import probe
+from linkroof.cli import cli
+from linkroof.profiler import compare as C
+from linkroof.profiler.session import bundled_profile
+from linkroof.roofline.model import MachineModel
+from linkroof.roofline.workload import collective
+from linkroof.schema import BenchSpec, Measurement, Workload
+
+GiB = 1 << 30
+
+
+class FakeTimer(C.Timer):
+    def __init__(self, per_call_s):
+        self.per_call_s, self.calls = per_call_s, 0
+
+    def sync(self):
+        pass
+
+    def time_calls(self, call, reps):
+        out = []
+        for i in range(reps):
+            call(i)
+            self.calls += 1
+            out.append(self.per_call_s)
+        return out
+
+
+class FakeCounters(C.Counters):
+    """Each read returns totals grown by `per_call` bytes for every call timed so far."""
+
+    def __init__(self, timer, per_call):
+        self.timer, self.per_call = timer, per_call
+
+    def read(self):
+        n = self.timer.calls
+        return {0: {"nvlink_tx": n * self.per_call, "nvlink_rx": 0.0, "pcie_tx": 1000.0 * n, "pcie_rx": 0.0},
+                1: {"nvlink_tx": 0.0, "nvlink_rx": n * self.per_call}}
+
+
+def test_run_callable_counts_bytes_and_checks_the_reference():
+    seen = []
+
+    def make():
+        a = np.arange(1024, dtype=np.float32)
+        return (a,)
+
+    def kernel(a):
+        seen.append(id(a))
+        return a * 2
+
+    timer = FakeTimer(2.7e-3)
+    res = C.run_callable("k", kernel, make, timer, FakeCounters(timer, GiB), reps=20, warmup=3,
+                         reference=lambda a: a + a)
+    assert res.median_s == 2.7e-3 and res.link_bytes() == GiB
+    assert res.counter_bytes_per_call[0]["pcie_tx"] == 1000.0
+    assert res.checked.startswith("matches the reference")
+    assert res.input_sets == 1
+
+
+def test_inputs_rotate_when_they_fit_in_l2():
+    made = []
+
+    def make():
+        made.append(1)
+        return (np.zeros(1024, dtype=np.float32),)  # 4 KiB
+
+    res = C.run_callable("k", lambda a: a, make, FakeTimer(1e-6), None, reps=10, warmup=1, l2_bytes=16 << 10)
+    assert res.input_sets == len(made) == 16  # enough sets to overflow the L2 four times, at most 16
+
+
+def test_reference_mismatch_is_an_error():
+    with pytest.raises(C.CompareError, match="differs from the reference"):
+        C.run_callable("k", lambda a: a + 1, lambda: (np.ones(8),), FakeTimer(1e-3), None, reps=2,
+                       reference=lambda a: a)
+    with pytest.raises(C.CompareError, match="output shape"):
+        C.run_callable("k", lambda a: a[:4], lambda: (np.ones(8),), FakeTimer(1e-3), None, reps=2,
+                       reference=lambda a: a)
+
+
+def test_placement_uses_counter_bytes_and_reports_the_ratio():
+    ref = bundled_profile()
+    model = MachineModel.from_profile(ref)
+    timer = FakeTimer(GiB / 396e9)
+    res = C.run_callable("ce_copy", lambda a: a, lambda: (np.ones(4),), timer, FakeCounters(timer, GiB), reps=5)
+    placements, notes = C.placements_for(res, None, model, ref)
+    measured = placements[0]
+    assert measured.workload.source == "counters" and measured.limiter == "link:nvlink"
+    assert measured.fraction_of_roofline == pytest.approx(396 / 396.5, rel=0.01)
+    wl = Workload("copy", link_bytes={"nvlink": GiB / 2}, message_bytes=GiB)
+    _, notes = C.placements_for(res, wl, model, ref)
+    assert "ratio 2.00" in notes[0]
+
+
+def test_nccl_baseline_nearest_size():
+    t = probe(replay="h200x2")
+    from linkroof.profiler.environment import collect_environment
+    from linkroof.profiler.session import make_profile
+
+    ms = [Measurement(BenchSpec("nccl_all_reduce", "nccl", "all_reduce", (0, 1), s, 5, params={"in_place": False}),
+                      (s / 300e9,) * 5, s, "nccl", True, busbw_factor=1.0) for s in (1 << 20, 1 << 28)]
+    p = make_profile([t], [collect_environment()], ms)
+    got = C.nccl_baseline(p, collective("all_reduce", 200 << 20, 2))
+    assert got.spec.message_bytes == 1 << 28
+    assert C.nccl_baseline(p, collective("all_gather", 1 << 20, 2)) is None
+
+
+def test_resolve_errors(tmp_path):
+    with pytest.raises(C.CompareError, match="expected module:function"):
+        C.resolve("nothing")
+    with pytest.raises(C.CompareError, match="no file"):
+        C.resolve("missing.py:f")
+    with pytest.raises(C.CompareError, match="cannot import"):
+        C.resolve("no_such_module_xyz:f")
+    f = tmp_path / "k.py"
+    f.write_text("x = 1\n")
+    with pytest.raises(C.CompareError, match="has no callable 'f'"):
+        C.resolve(f"{f}:f")
+
+
+def test_cli_compare_with_fakes(tmp_path, store_path, monkeypatch):
+    user = tmp_path / "mykernels.py"
+    user.write_text("import numpy as np\n"
+                    "def make_inputs():\n    return (np.arange(256, dtype=np.float32),)\n"
+                    "def fast(a):\n    return a * 2\n"
+                    "def baseline(a):\n    return a + a\n")
+    toml = tmp_path / "w.toml"
+    toml.write_text('[workload]\nname = "x"\nmessage_bytes = 1073741824\n[workload.link_bytes]\nnvlink = 1073741824\n')
+    timers = []
+
+    def fake_timer(framework):
+        t = FakeTimer(2.75e-3 if not timers else 5.5e-3)
+        timers.append(t)
+        return t
+
+    monkeypatch.setattr(C, "CudaTimer", fake_timer)
+    class Lazy(FakeCounters):  # made before the timer; reads the first (kernel) timer's calls
+        def __init__(self, gpus, links):
+            super().__init__(None, GiB)
+
+        def read(self):
+            self.timer = timers[0]
+            return super().read()
+
+    monkeypatch.setattr(C, "NvmlCounters", Lazy)
+    monkeypatch.setattr("linkroof.profiler.probe.probe", lambda replay=None, record=None: probe(replay="h200x2"))
+    res = CliRunner().invoke(cli, ["compare", f"{user}:fast", "--inputs", f"{user}:make_inputs", "--reference",
+                                   f"{user}:baseline", "--workload", str(toml), "--profile", "reference", "--json",
+                                   "--reps", "10"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc["median_s"] == 2.75e-3 and doc["checked"].startswith("matches")
+    names = [p["workload"]["name"] for p in doc["placements"]]
+    assert names[0] == "fast" and "baseline (reference)" in names[2]
+    assert doc["placements"][0]["derived"]["fraction_of_roofline"] == pytest.approx((GiB / 396.5e9) / 2.75e-3, rel=0.01)
+    assert any("speedup over the reference: 2.00x" in n for n in doc["notes"])
+    assert any("ratio 1.00" in n for n in doc["notes"])
+    assert doc["overhead_s"] < 1.0
+    listed = json.loads(CliRunner().invoke(cli, ["runs", "list", "--json"]).stdout)
+    assert listed["profiles"][0]["label"].startswith("compare:")
