@@ -206,14 +206,24 @@ def run_callable(name: str, fn: Callable[..., Any], make_inputs: Callable[[], An
     import numpy as np
 
     t_start = time.perf_counter()
-    first = make_inputs()
+    user_s = 0.0  # time inside the user's own code (inputs, checks, warm-up, repetitions)
+
+    def timed(f: Callable[..., Any], *a: Any) -> Any:
+        nonlocal user_s
+        t = time.perf_counter()
+        try:
+            return f(*a)
+        finally:
+            user_s += time.perf_counter() - t
+
+    first = timed(make_inputs)
     sets = [first]
     size = input_bytes(first)
     if l2_bytes and 0 < size < 2 * l2_bytes:
-        sets += [make_inputs() for _ in range(min(16, -(-4 * l2_bytes // size)) - 1)]
+        sets += [timed(make_inputs) for _ in range(min(16, -(-4 * l2_bytes // size)) - 1)]
     checked = "no reference given"
     if reference is not None:
-        got, want = to_numpy(_call(fn, sets[0])), to_numpy(_call(reference, sets[0]))
+        got, want = to_numpy(timed(_call, fn, sets[0])), to_numpy(timed(_call, reference, sets[0]))
         if np.shape(got) != np.shape(want):
             raise CompareError(f"{name}: output shape {np.shape(got)} differs from the reference's {np.shape(want)}")
         if not np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=False):
@@ -221,7 +231,6 @@ def run_callable(name: str, fn: Callable[..., Any], make_inputs: Callable[[], An
             raise CompareError(f"{name}: output differs from the reference (max abs error {err:.3g}, "
                                f"rtol {rtol}, atol {atol})")
         checked = f"matches the reference (rtol {rtol}, atol {atol})"
-    user_s = 0.0
     t0 = time.perf_counter()
     for i in range(warmup):
         _call(fn, sets[i % len(sets)])
