@@ -491,6 +491,39 @@ def compare(ctx: click.Context, kernel: str, inputs: str, reference: str | None,
         click.echo(note)
 
 
+@cli.command()
+@click.option("--profile", "which", metavar="ID|FILE|reference", help="Profile shown first (default: the store's).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to serve on.")
+@click.option("--port", default=8050, show_default=True, type=click.IntRange(1, 65535))
+@click.option("--debug", is_flag=True, help="Dash debug mode (reloads on code changes).")
+@click.pass_context
+def dashboard(ctx: click.Context, which: str | None, host: str, port: int, debug: bool) -> None:
+    """Serve the dashboard: overview, topology, bandwidth, collectives, roofline, runs."""
+    from .dashboard.app import create_app
+
+    profile = _load_profile(ctx, which) if which else None
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        click.secho(f"Warning: serving on {host}: the dashboard has no login; anyone who can reach this address "
+                    "can read and add profiles.", fg="yellow", err=True)
+    app = create_app(ctx.obj.get("store"), profile)
+    click.echo(f"linkroof dashboard on http://{host}:{port}/  (Ctrl-C to stop)", err=True)
+    app.run(host=host, port=port, debug=debug)
+
+
+@cli.command()
+@click.option("--profile", "which", metavar="ID|FILE|reference", help=PROFILE_HELP)
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="The HTML file to write.")
+@click.pass_context
+def report(ctx: click.Context, which: str | None, out: str) -> None:
+    """Write one self-contained HTML report with every page's figures (for clusters
+    without a browser session)."""
+    from .dashboard.app import report_html
+
+    profile = _load_profile(ctx, which)
+    Path(out).write_text(report_html(profile))
+    click.echo(f"Wrote {out} ({Path(out).stat().st_size / 1e6:.1f} MB) for profile {profile.id}", err=True)
+
+
 @cli.group(cls=Group)
 def runs() -> None:
     """Manage the profiles saved in the store (list, show, export, import, rm)."""

@@ -80,7 +80,7 @@ def bandwidth_sweep_figure(model: MachineModel, pattern: str | None = None) -> g
     """Bandwidth against message size per mechanism, with each mechanism's 90 % size marked."""
     fig = go.Figure()
     for c in model.curves:
-        if pattern and c.pattern != pattern:
+        if (pattern and c.pattern != pattern) or c.link not in ("nvlink", "pcie_peer") or len(c.points) < 4:
             continue
         sizes, bws = zip(*c.points)
         fig.add_trace(go.Scatter(x=sizes, y=[b / 1e9 for b in bws], mode="lines+markers",
@@ -116,3 +116,268 @@ def write_figure(fig: go.Figure, path: str) -> None:
 
         raise LinkroofError(f"cannot write {path} ({e}); image export needs the kaleido package: use .html, or "
                             "pip install kaleido") from None
+
+
+# ---------------------------------------------------------------- dashboard pages
+
+def _best(profile, name_prefix: str, mechanism: str | None, pattern: str, devices: tuple[int, ...] | None = None):
+    best = None
+    for m in profile.measurements:
+        if (m.spec.name.startswith(name_prefix) and m.spec.pattern == pattern and m.verified
+                and (mechanism is None or m.spec.mechanism == mechanism) and "parts" not in m.spec.params
+                and (devices is None or m.spec.devices == devices)):
+            if best is None or m.bandwidth_bytes_per_s > best.bandwidth_bytes_per_s:
+                best = m
+    return best
+
+
+def headline_rows(profile, model: MachineModel) -> list[dict]:
+    """Overview: each headline figure measured against its spec ceiling."""
+    rows = []
+    for res, label in (("link:nvlink", "NVLink peer"), ("link:pcie_peer", "PCIe peer"), ("link:host", "Host link"),
+                       ("hbm", "HBM"), ("compute:fp16", "fp16 GEMM"), ("compute:bf16", "bf16 GEMM"),
+                       ("compute:fp32", "fp32")):
+        spec = model.find(res, "spec")
+        mechs = sorted({r.mechanism for r in model.roofs if r.resource == res and r.kind == "measured"})
+        for mech in mechs:
+            meas = model.find(res, "measured", mech)
+            unit = 1e12 if res.startswith("compute") else 1e9
+            rows.append({"figure": f"{label} ({mech})", "measured": round(meas.value / unit, 1),
+                         "spec": round(spec.value / unit, 1) if spec is not None and known(spec.value) else None,
+                         "unit": "TFLOP/s" if res.startswith("compute") else "GB/s",
+                         "percent_of_spec": round(100 * meas.value / spec.value, 1)
+                         if spec is not None and known(spec.value) else None,
+                         "flags": "; ".join(meas.flags)})
+    return rows
+
+
+def warnings_of(profile) -> list[str]:
+    out = []
+    bad = [m for m in profile.measurements if not m.verified]
+    if bad:
+        out.append(f"{len(bad)} unverified figures (e.g. {bad[0].spec.name}: {bad[0].verification})")
+    throttled = sorted({w for m in profile.measurements for w in m.warnings if "throttled" in w})
+    out += throttled
+    above = [m for m in profile.measurements if any(w.startswith("above spec") for w in m.warnings)]
+    if above:
+        out.append(f"{len(above)} figures above their path's spec line rate (flagged)")
+    for topo in profile.topologies:
+        for g in topo.gpus:
+            active = len(g.active_nvlinks)
+            if g.nvlinks and active < len(g.nvlinks):
+                out.append(f"{topo.host.hostname} GPU{g.index}: {active} of {len(g.nvlinks)} NVLinks active")
+        out += [n for n in topo.notes if "below" in n]
+    out += [f"skipped: {s.name}: {s.reason}" for s in profile.skipped[:10]]
+    return out
+
+
+def topology_figure(topo, profile=None) -> go.Figure:
+    """GPUs, NVSwitch, host bridges / CPUs / NUMA nodes and NICs; edges by link type,
+    NVLink edges sized by each GPU's measured NVLink bandwidth when the profile has it."""
+    n = len(topo.gpus)
+    gx = {g.index: i - (n - 1) / 2 for i, g in enumerate(topo.gpus)}
+    nodes_x, nodes_y, labels, kinds, custom = [], [], [], [], []
+    edges: dict[str, tuple[list, list, float]] = {}
+
+    def edge(kind: str, x0: float, y0: float, x1: float, y1: float, width: float = 2.0) -> None:
+        xs, ys, w = edges.setdefault(f"{kind}|{width:.1f}", ([], [], width))
+        xs += [x0, x1, None]
+        ys += [y0, y1, None]
+
+    for g in topo.gpus:
+        nodes_x.append(gx[g.index])
+        nodes_y.append(0)
+        labels.append(f"GPU{g.index}<br>{g.name}")
+        kinds.append("GPU")
+        custom.append(f"gpu:{g.index}")
+    switched = [g for g in topo.gpus if any(link.remote_type == "switch" for link in g.active_nvlinks)]
+    if switched:
+        nodes_x.append(0)
+        nodes_y.append(1.2)
+        labels.append("NVSwitch fabric")
+        kinds.append("NVSwitch")
+        custom.append("switch")
+        best = {}
+        if profile is not None:
+            for g in switched:
+                ms = [m.bandwidth_bytes_per_s for m in profile.measurements
+                      if m.verified and m.spec.pattern in ("p2p_write", "p2p_read") and m.spec.devices[:1] == (g.index,)
+                      and "parts" not in m.spec.params]
+                best[g.index] = max(ms) if ms else None
+        top = max([v for v in best.values() if v] or [1.0])
+        for g in switched:
+            width = 2 + 6 * (best.get(g.index) or 0) / top
+            edge(f"NVLink x{len(g.active_nvlinks)}", gx[g.index], 0, 0, 1.2, width)
+    for p in topo.pairs:
+        if p.a < p.b and p.nvlink_via == "direct":
+            edge(f"NVLink x{p.nvlink_count} (direct)", gx[p.a], 0, gx[p.b], 0, 3)
+    numa = sorted({g.numa_affinity for g in topo.gpus if known(g.numa_affinity)}) or [None]
+    cpu_x = {node: (i - (len(numa) - 1) / 2) * max(2.0, n / max(1, len(numa))) for i, node in enumerate(numa)}
+    for node, x in cpu_x.items():
+        nodes_x.append(x)
+        nodes_y.append(-1.4)
+        labels.append(f"CPU / NUMA {node if node is not None else '?'}")
+        kinds.append("CPU")
+        custom.append(f"numa:{node}")
+    for g in topo.gpus:
+        node = g.numa_affinity if known(g.numa_affinity) else None
+        edge("PCIe", gx[g.index], 0, cpu_x.get(node, 0.0), -1.4, 1.5)
+    for i, nic in enumerate(topo.nics):
+        x = gx.get(nic.nearest_gpu, 0.0) if known(nic.nearest_gpu) else 0.0
+        nodes_x.append(x + 0.25)
+        nodes_y.append(-0.7)
+        labels.append(f"NIC{i} {nic.name}")
+        kinds.append("NIC")
+        custom.append(f"nic:{i}")
+        if known(nic.nearest_gpu):
+            edge("NIC to nearest GPU", x + 0.25, -0.7, gx[nic.nearest_gpu], 0, 1.0)
+    fig = go.Figure()
+    styles = {"NVLink": "#76b900", "PCIe": "#1f77b4", "NIC": "#9467bd"}
+    for key, (xs, ys, width) in edges.items():
+        kind = key.split("|")[0]
+        color = next((c for k, c in styles.items() if kind.startswith(k)), "#888")
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line={"width": width, "color": color}, name=kind,
+                                 hoverinfo="skip", legendgroup=kind, showlegend=key.endswith(f"|{width:.1f}") and
+                                 not any(t.name == kind for t in fig.data)))
+    symbols = {"GPU": "square", "NVSwitch": "diamond", "CPU": "hexagon", "NIC": "circle"}
+    for kind in ("GPU", "NVSwitch", "CPU", "NIC"):
+        idx = [i for i, k in enumerate(kinds) if k == kind]
+        if not idx:
+            continue
+        fig.add_trace(go.Scatter(x=[nodes_x[i] for i in idx], y=[nodes_y[i] for i in idx], mode="markers+text",
+                                 text=[labels[i].split("<br>")[0] for i in idx], textposition="bottom center",
+                                 hovertext=[labels[i] for i in idx], hoverinfo="text",
+                                 customdata=[custom[i] for i in idx], name=kind,
+                                 marker={"size": 26 if kind != "NIC" else 14, "symbol": symbols[kind]}))
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False, range=[-2, 1.8])
+    fig.update_layout(title=f"Topology of {topo.host.hostname}", template="plotly_white", height=460,
+                      clickmode="event")
+    return fig
+
+
+def pair_matrix_figure(profile, pattern: str = "p2p_write", mechanism: str = "ce", relative: bool = False) -> go.Figure:
+    """Heatmap of the best bandwidth per ordered pair (source row, destination column),
+    absolute (GB/s) or as % of the pair's spec ceiling."""
+    topo = profile.topology
+    n = len(topo.gpus)
+    z = [[None] * n for _ in range(n)]
+    for m in profile.measurements:
+        if (m.spec.pattern == pattern and m.spec.mechanism == mechanism and len(m.spec.devices) == 2 and m.verified
+                and "parts" not in m.spec.params and not m.spec.params.get("sweep")):
+            a, b = m.spec.devices
+            if a < n and b < n:
+                bw = m.bandwidth_bytes_per_s
+                if relative:
+                    try:
+                        c = topo.ceiling(f"pair{min(a, b)}-{max(a, b)}")
+                        bw = 100 * bw / c.bytes_per_s if known(c.bytes_per_s) else None
+                    except KeyError:
+                        bw = None
+                else:
+                    bw = bw / 1e9
+                if bw is not None and (z[a][b] is None or bw > z[a][b]):
+                    z[a][b] = bw
+    labels = [f"GPU{g.index}" for g in topo.gpus]
+    if relative:
+        zmax = 100.0
+    else:
+        pairs = [c.bytes_per_s for c in topo.ceilings if c.name.startswith("pair") and known(c.bytes_per_s)]
+        zmax = max(pairs) / 1e9 if pairs else None
+    fig = go.Figure(go.Heatmap(z=z, x=labels, y=labels, colorscale="Viridis", zmin=0, zmax=zmax,
+                               colorbar={"title": "% of spec" if relative else "GB/s"},
+                               hovertemplate="%{y} -> %{x}: %{z:.1f}" + ("%" if relative else " GB/s") + "<extra></extra>"))
+    fig.update_layout(title=f"{mechanism.upper()} {pattern} by pair ({'% of spec' if relative else 'GB/s'})",
+                      template="plotly_white", height=460, yaxis={"autorange": "reversed", "title": "source"},
+                      xaxis={"title": "destination"})
+    return fig
+
+
+def sm_sweep_figure(profile) -> go.Figure:
+    pts: dict[str, dict[int, float]] = {}
+    for m in profile.measurements:
+        if m.spec.mechanism in ("sm", "tma") and "blocks" in m.spec.params and m.verified \
+                and m.spec.pattern in ("p2p_read", "p2p_write") \
+                and not m.spec.params.get("sweep") and "parts" not in m.spec.params:
+            key = f"{m.spec.mechanism} {m.spec.pattern}"
+            b = int(m.spec.params["blocks"])
+            pts.setdefault(key, {})[b] = max(pts.get(key, {}).get(b, 0.0), m.bandwidth_bytes_per_s / 1e9)
+    fig = go.Figure()
+    for key, d in sorted(pts.items()):
+        xs = sorted(d)
+        fig.add_trace(go.Scatter(x=xs, y=[d[x] for x in xs], mode="lines+markers", name=key))
+    fig.update_xaxes(type="log", title="blocks (thread blocks of the copy kernel)")
+    fig.update_yaxes(title="GB/s")
+    fig.update_layout(title="How many blocks saturate the link", template="plotly_white", height=420)
+    return fig
+
+
+def collectives_figure(profile, model: MachineModel | None = None) -> go.Figure:
+    """busbw against message size per collective (out-of-place), linkroof's solid and
+    imported nccl-tests dashed, with the NVLink ceilings."""
+    fig = go.Figure()
+    series: dict[tuple[str, str], dict[int, float]] = {}
+    for m in profile.measurements:
+        if m.spec.mechanism != "nccl" or m.spec.params.get("in_place") or \
+                m.spec.params.get("rank_time") == "this rank":
+            continue
+        bw = m.busbw_bytes_per_s
+        if bw == bw:
+            series.setdefault((m.spec.pattern, m.source), {})[m.spec.message_bytes] = bw / 1e9
+    for (coll, source), pts in sorted(series.items()):
+        xs = sorted(pts)
+        fig.add_trace(go.Scatter(x=xs, y=[pts[x] for x in xs], mode="lines+markers", name=f"{coll} ({source})",
+                                 line={"dash": "dash" if source != "linkroof" else "solid"}))
+    if model is not None:
+        for kind in ("spec", "measured"):
+            r = model.find("link:nvlink", kind)
+            if r is not None:
+                fig.add_hline(y=r.value / 1e9, line_dash=DASH[kind],
+                              annotation_text=f"NVLink {kind} {r.mechanism} {_gb(r.value)}")
+    fig.update_xaxes(type="log", title="message size (bytes)")
+    fig.update_yaxes(title="bus bandwidth (GB/s)")
+    fig.update_layout(title="Collectives: bus bandwidth by size", template="plotly_white", height=480)
+    return fig
+
+
+def speed_of_light_figure(placements: Sequence[Placement]) -> go.Figure:
+    """Per workload: compute, memory and link time against the measured time."""
+    fig = go.Figure()
+    names = [p.workload.name for p in placements]
+    for term in ("compute", "memory", "link:nvlink", "link:pcie_peer", "link:host", "link:network"):
+        ys = [p.terms_s.get(term, 0.0) * 1e3 for p in placements]
+        if any(ys):
+            fig.add_trace(go.Bar(x=names, y=ys, name=f"{term} (bound)"))
+    fig.add_trace(go.Scatter(x=names, y=[p.measured_time_s * 1e3 for p in placements], mode="markers",
+                             name="measured", marker={"symbol": "line-ew-open", "size": 30, "line": {"width": 3}}))
+    fig.update_layout(barmode="group", title="Speed of light: each resource's time against the measured time",
+                      yaxis_title="ms", template="plotly_white", height=420)
+    return fig
+
+
+def compare_profiles(a, b, noise: float = 0.02) -> list[dict]:
+    """Figures present in both profiles that changed beyond the noise (relative change
+    larger than `noise` and than three times either run's CV)."""
+    def key(m):
+        return (m.spec.name, m.spec.mechanism, m.spec.pattern, m.spec.devices, m.spec.message_bytes,
+                m.spec.params.get("dtype"), m.spec.params.get("in_place"))
+
+    def value(m):
+        return m.flop_rate if m.flops_per_rep else (m.bandwidth_bytes_per_s if m.bytes_per_rep else m.median_s)
+
+    left = {key(m): m for m in a.measurements}
+    rows = []
+    for m in b.measurements:
+        k = key(m)
+        if k not in left:
+            continue
+        va, vb = value(left[k]), value(m)
+        if not (va and vb and va == va and vb == vb):
+            continue
+        change = (vb - va) / va
+        threshold = max(noise, 3 * max(left[k].cv if left[k].cv == left[k].cv else 0, m.cv if m.cv == m.cv else 0))
+        if abs(change) > threshold:
+            rows.append({"figure": f"{m.spec.name} {m.spec.mechanism} {m.spec.pattern} "
+                                   f"{','.join(map(str, m.spec.devices))} {m.spec.message_bytes} B",
+                         "before": va, "after": vb, "change_percent": round(100 * change, 2)})
+    return sorted(rows, key=lambda r: -abs(r["change_percent"]))

@@ -1,0 +1,359 @@
+"""The Dash app: `create_app(store_path, profile) -> dash.Dash`. Pages read only the data
+model and the store; figures come from the pure builders in figures.py. Callback
+functions are module-level so tests call them directly."""
+
+from __future__ import annotations
+
+import base64
+from enum import Enum
+from functools import lru_cache
+from typing import Any
+
+from ..roofline.model import MachineModel
+from ..schema import Profile
+from . import figures as F
+
+MAX_UPLOAD_BYTES = 64 * 1024 * 1024
+PAGE_SIZE = 25
+PAGES = [("/", "Overview"), ("/topology", "Topology"), ("/bandwidth", "Bandwidth"), ("/collectives", "Collectives"),
+         ("/roofline", "Roofline"), ("/runs", "Runs")]
+
+
+class Id(str, Enum):
+    """Component ids in one place, so a typo fails at import, not in the browser."""
+
+    URL = "url"
+    PROFILE = "profile-select"
+    CONTENT = "page-content"
+    TOPO_GRAPH = "topology-graph"
+    TOPO_DETAIL = "topology-detail"
+    PATTERN = "bw-pattern"
+    MECHANISM = "bw-mechanism"
+    RELATIVE = "bw-relative"
+    HEATMAP = "bw-heatmap"
+    RUNS_PAGE = "runs-page"
+    RUNS_TABLE = "runs-table"
+    RUN_A = "runs-a"
+    RUN_B = "runs-b"
+    RUNS_DIFF = "runs-diff"
+    UPLOAD = "upload"
+    UPLOAD_MSG = "upload-message"
+
+
+class Data:
+    """Where profiles come from: the store, the bundled reference and an explicit one."""
+
+    def __init__(self, store_path: str | None, profile: Profile | None = None):
+        from ..profiler.session import bundled_profile
+
+        self.store_path = store_path
+        self.pinned = profile
+        self.reference = bundled_profile()
+        self._cache: dict[str, Profile] = {}
+
+    def store(self) -> Any:
+        from ..store import Store
+
+        return Store(self.store_path)
+
+    def choices(self) -> list[dict[str, str]]:
+        out = []
+        if self.pinned is not None:
+            out.append({"label": f"{self.pinned.id} {self.pinned.label}", "value": self.pinned.id})
+        with self.store() as s:
+            out += [{"label": f"{r['id']} {r['hostname']} {r['label']}", "value": r["id"]} for r in s.list(limit=50)
+                    if self.pinned is None or r["id"] != self.pinned.id]
+        out.append({"label": f"{self.reference.id} bundled reference (2xH200)", "value": "reference"})
+        return out
+
+    def get(self, pid: str | None) -> Profile:
+        if not pid or pid == "reference":
+            return self.pinned if (not pid and self.pinned is not None) else self.reference
+        if self.pinned is not None and pid == self.pinned.id:
+            return self.pinned
+        if pid not in self._cache:
+            with self.store() as s:
+                self._cache[pid] = s.get(pid)
+        return self._cache[pid]
+
+    @lru_cache(maxsize=32)  # noqa: B019 - one Data per app, lives as long as the app
+    def model(self, pid: str | None) -> MachineModel:
+        return MachineModel.from_profile(self.get(pid))
+
+
+def _graph(fig: Any, gid: str | None = None) -> Any:
+    from dash import dcc
+
+    kwargs = {"id": gid} if gid else {}
+    return dcc.Graph(figure=fig, config={"displaylogo": False}, **kwargs)
+
+
+def _table(rows: list[dict], tid: str | None = None, page_size: int = 15) -> Any:
+    from dash import dash_table
+
+    cols = [{"name": k.replace("_", " "), "id": k} for k in (rows[0].keys() if rows else [])]
+    kwargs = {"id": tid} if tid else {}
+    return dash_table.DataTable(data=rows, columns=cols, page_size=page_size, sort_action="native",
+                                style_cell={"fontFamily": "sans-serif", "fontSize": 13, "textAlign": "left"},
+                                **kwargs)
+
+
+# ------------------------------------------------------------------- pages
+
+
+def page_overview(data: Data, pid: str | None) -> Any:
+    from dash import html
+
+    p = data.get(pid)
+    model = data.model(pid)
+    topo = p.topology
+    gpus = [{"gpu": g.index, "name": str(g.name), "bus id": str(g.pci_bus_id), "memory GB":
+             round(g.memory_total_bytes / 1e9, 1) if isinstance(g.memory_total_bytes, int) else None,
+             "NVLinks active": len(g.active_nvlinks), "PCIe": f"Gen{g.pcie_gen_max} x{g.pcie_width_max}",
+             "NUMA": str(g.numa_affinity)} for t in p.topologies for g in t.gpus]
+    warn = F.warnings_of(p)
+    return html.Div([
+        html.H2(f"{', '.join(p.hostnames)}: {len(gpus)} GPUs"),
+        html.P(f"Profile {p.id} ({p.label}), {len(p.measurements)} measurements, {p.created_at}"),
+        _table(gpus),
+        html.H3("Headline figures: measured against spec"),
+        _table(F.headline_rows(p, model)),
+        html.H3("Warnings"),
+        html.Ul([html.Li(w) for w in warn] or [html.Li("none")], id="overview-warnings"),
+    ])
+
+
+def page_topology(data: Data, pid: str | None) -> Any:
+    from dash import html
+
+    p = data.get(pid)
+    from ..render import topo_matrix
+
+    return html.Div([
+        html.Div([_graph(F.topology_figure(p.topology, p), Id.TOPO_GRAPH.value)], style={"flex": "3"}),
+        html.Div([html.H4("Connections (nvidia-smi topo -m)"), html.Pre(topo_matrix(p.topology), id="topo-matrix"),
+                  html.H4("Selected"), html.Div("Click a GPU in the graph.", id=Id.TOPO_DETAIL.value)],
+                 style={"flex": "2", "overflowX": "auto"}),
+    ], style={"display": "flex", "gap": "16px"})
+
+
+def topology_detail(click: dict | None, pid: str | None, data: Data) -> Any:
+    """Callback: the figures of the clicked GPU (its pairs)."""
+    from dash import html
+
+    if not click or not click.get("points"):
+        return "Click a GPU in the graph."
+    tag = str(click["points"][0].get("customdata", ""))
+    if not tag.startswith("gpu:"):
+        return f"{tag}: not a GPU"
+    g = int(tag.split(":")[1])
+    p = data.get(pid)
+    rows = []
+    for m in p.measurements:
+        if g in m.spec.devices and m.bytes_per_rep and not m.spec.params.get("sweep") and "parts" not in m.spec.params:
+            rows.append({"benchmark": m.spec.name, "mechanism": m.spec.mechanism, "pattern": m.spec.pattern,
+                         "gpus": ",".join(map(str, m.spec.devices)), "GB/s": round(m.bandwidth_bytes_per_s / 1e9, 1),
+                         "verified": "yes" if m.verified else "NO"})
+    order = {"p2p_read": 0, "p2p_write": 0, "bidir": 1}
+    rows.sort(key=lambda r: (order.get(r["pattern"], 2), r["benchmark"]))  # its pairs first
+    return html.Div([html.H5(f"GPU{g}: {len(rows)} figures"), _table(rows, "topology-gpu-table", 10)])
+
+
+def page_bandwidth(data: Data, pid: str | None) -> Any:
+    from dash import dcc, html
+
+    p = data.get(pid)
+    model = data.model(pid)
+    patterns = sorted({m.spec.pattern for m in p.measurements if len(m.spec.devices) == 2 and
+                       m.spec.pattern in ("p2p_read", "p2p_write", "bidir")}) or ["p2p_write"]
+    mechs = sorted({m.spec.mechanism for m in p.measurements if m.spec.pattern in patterns}) or ["ce"]
+    return html.Div([
+        html.Div([
+            dcc.Dropdown(patterns, patterns[-1], id=Id.PATTERN.value, clearable=False, style={"width": "200px"}),
+            dcc.Dropdown(mechs, "ce" if "ce" in mechs else mechs[0], id=Id.MECHANISM.value, clearable=False,
+                         style={"width": "150px"}),
+            dcc.RadioItems([{"label": "GB/s", "value": "abs"}, {"label": "% of spec", "value": "rel"}], "abs",
+                           id=Id.RELATIVE.value, inline=True),
+        ], style={"display": "flex", "gap": "12px", "alignItems": "center"}),
+        _graph(F.pair_matrix_figure(p, patterns[-1], "ce" if "ce" in mechs else mechs[0]), Id.HEATMAP.value),
+        _graph(F.bandwidth_sweep_figure(model)),
+        _graph(F.sm_sweep_figure(p)),
+    ])
+
+
+def heatmap(pattern: str, mechanism: str, relative: str, pid: str | None, data: Data) -> Any:
+    return F.pair_matrix_figure(data.get(pid), pattern, mechanism, relative == "rel")
+
+
+def page_collectives(data: Data, pid: str | None) -> Any:
+    from dash import html
+
+    p = data.get(pid)
+    n = sum(1 for m in p.measurements if m.spec.mechanism == "nccl")
+    note = "" if n else "No collectives in this profile: run linkroof bench --only nccl, or import nccl-tests results."
+    return html.Div([html.P(note), _graph(F.collectives_figure(p, data.model(pid)))])
+
+
+def page_roofline(data: Data, pid: str | None) -> Any:
+    from dash import html
+
+    p = data.get(pid)
+    model = data.model(pid)
+    placements = list(p.placements)
+    rows = [{"workload": x.workload.name, "ceilings": x.ceilings_kind, "measured ms": round(x.measured_time_s * 1e3, 4),
+             "bound ms": round(x.bound_time_s * 1e3, 4), "limiter": x.limiter,
+             "fraction": f"{x.fraction_of_roofline:.1%}"} for x in placements]
+    parts = [_graph(F.roofline_figure(model, placements), "roofline-graph"),
+             html.H4("Placed workloads"), _table(rows) if rows else html.P("None yet: linkroof compare places kernels.")]
+    if placements:
+        parts.append(_graph(F.speed_of_light_figure(placements)))
+    return html.Div(parts)
+
+
+def page_runs(data: Data, pid: str | None) -> Any:
+    from dash import dcc, html
+
+    with data.store() as s:
+        total = s.count()
+    choices = [c for c in data.choices()]
+    return html.Div([
+        html.P(f"{total} profiles in the store."),
+        dcc.Input(id=Id.RUNS_PAGE.value, type="number", min=1, value=1, step=1),
+        html.Div(runs_table(1, data), id=Id.RUNS_TABLE.value),
+        html.H4("Compare two runs"),
+        html.Div([dcc.Dropdown(choices, choices[0]["value"] if choices else None, id=Id.RUN_A.value,
+                               style={"width": "420px"}),
+                  dcc.Dropdown(choices, choices[-1]["value"] if choices else None, id=Id.RUN_B.value,
+                               style={"width": "420px"})], style={"display": "flex", "gap": "12px"}),
+        html.Div(id=Id.RUNS_DIFF.value),
+        html.H4("Add a profile"),
+        dcc.Upload(html.Div(["Drop a profile JSON here or ", html.A("choose a file")]), id=Id.UPLOAD.value,
+                   style={"border": "1px dashed #888", "padding": "16px", "textAlign": "center"}, max_size=MAX_UPLOAD_BYTES),
+        html.Div(id=Id.UPLOAD_MSG.value),
+    ])
+
+
+def runs_table(page: int | None, data: Data) -> Any:
+    page = max(1, int(page or 1))
+    with data.store() as s:
+        rows = s.list(limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE)
+    return _table(rows, "runs-list", PAGE_SIZE)
+
+
+def runs_diff(a: str | None, b: str | None, data: Data) -> Any:
+    from dash import html
+
+    if not a or not b:
+        return ""
+    rows = F.compare_profiles(data.get(a), data.get(b))
+    if not rows:
+        return html.P("No figure changed beyond the noise.", id="runs-diff-none")
+    return html.Div([html.P(f"{len(rows)} figures changed beyond the noise:"), _table(rows, "runs-diff-table")])
+
+
+def upload(contents: str | None, filename: str | None, data: Data) -> Any:
+    """Accepts only schema-valid profile JSON under the size limit; never executes anything."""
+    from dash import html
+
+    from ..errors import LinkroofError
+    from ..schema import loads
+
+    if not contents:
+        return ""
+    try:
+        _, b64 = contents.split(",", 1)
+        raw = base64.b64decode(b64, validate=True)
+    except (ValueError, base64.binascii.Error):
+        return html.Div(f"{filename}: not a readable upload", className="upload-error", style={"color": "red"})
+    if len(raw) > MAX_UPLOAD_BYTES:
+        return html.Div(f"{filename}: {len(raw)} bytes is over the {MAX_UPLOAD_BYTES}-byte limit",
+                        className="upload-error", style={"color": "red"})
+    try:
+        profile = loads(raw, Profile)
+    except LinkroofError as e:
+        return html.Div(f"{filename}: refused: {e}", className="upload-error", style={"color": "red"})
+    try:
+        with data.store() as s:
+            s.put(profile)
+    except LinkroofError as e:
+        return html.Div(f"{filename}: {e}", className="upload-error", style={"color": "red"})
+    return html.Div(f"{filename}: added profile {profile.id}", className="upload-ok", style={"color": "green"})
+
+
+PAGE_BUILDERS = {"/": page_overview, "/topology": page_topology, "/bandwidth": page_bandwidth,
+                 "/collectives": page_collectives, "/roofline": page_roofline, "/runs": page_runs}
+
+
+def render_page(pathname: str | None, pid: str | None, data: Data) -> Any:
+    from dash import html
+
+    builder = PAGE_BUILDERS.get(pathname or "/")
+    if builder is None:
+        return html.Div([html.H2("Not found"), html.P(f"No page {pathname}")])
+    return builder(data, pid)
+
+
+def create_app(store_path: str | None = None, profile: Profile | None = None) -> Any:
+    import dash
+    from dash import Input, Output, State, dcc, html
+
+    data = Data(store_path, profile)
+    app = dash.Dash(__name__, title="linkroof", suppress_callback_exceptions=True)
+    choices = data.choices()
+    app.layout = html.Div([
+        dcc.Location(id=Id.URL.value),
+        html.Div([html.B("linkroof", style={"fontSize": "20px"}),
+                  *[dcc.Link(label, href=href, style={"margin": "0 10px"}) for href, label in PAGES],
+                  dcc.Dropdown(choices, choices[0]["value"], id=Id.PROFILE.value, clearable=False,
+                               style={"width": "480px", "marginLeft": "auto"})],
+                 style={"display": "flex", "alignItems": "center", "padding": "8px",
+                        "borderBottom": "1px solid #ddd"}),
+        dcc.Loading(html.Div(id=Id.CONTENT.value, style={"padding": "12px"})),
+    ], style={"fontFamily": "sans-serif"})
+
+    app.callback(Output(Id.CONTENT.value, "children"), Input(Id.URL.value, "pathname"),
+                 Input(Id.PROFILE.value, "value"))(lambda path, pid: render_page(path, pid, data))
+    app.callback(Output(Id.TOPO_DETAIL.value, "children"), Input(Id.TOPO_GRAPH.value, "clickData"),
+                 State(Id.PROFILE.value, "value"))(lambda click, pid: topology_detail(click, pid, data))
+    app.callback(Output(Id.HEATMAP.value, "figure"), Input(Id.PATTERN.value, "value"),
+                 Input(Id.MECHANISM.value, "value"), Input(Id.RELATIVE.value, "value"),
+                 State(Id.PROFILE.value, "value"))(lambda pat, mech, rel, pid: heatmap(pat, mech, rel, pid, data))
+    app.callback(Output(Id.RUNS_TABLE.value, "children"), Input(Id.RUNS_PAGE.value, "value"))(
+        lambda page: runs_table(page, data))
+    app.callback(Output(Id.RUNS_DIFF.value, "children"), Input(Id.RUN_A.value, "value"),
+                 Input(Id.RUN_B.value, "value"))(lambda a, b: runs_diff(a, b, data))
+    app.callback(Output(Id.UPLOAD_MSG.value, "children"), Input(Id.UPLOAD.value, "contents"),
+                 State(Id.UPLOAD.value, "filename"))(lambda c, f: upload(c, f, data))
+    app.linkroof_data = data  # for tests
+    return app
+
+
+def report_html(profile: Profile) -> str:
+    """One self-contained HTML page with every page's figures (plotly.js included once)."""
+    import plotly.io as pio
+
+    from ..render import topo_matrix
+
+    model = MachineModel.from_profile(profile)
+    figs = [("Topology", F.topology_figure(profile.topology, profile)),
+            ("Bandwidth by pair (copy engine, write)", F.pair_matrix_figure(profile, "p2p_write", "ce")),
+            ("Bandwidth by pair, % of spec", F.pair_matrix_figure(profile, "p2p_write", "ce", relative=True)),
+            ("Bandwidth by message size", F.bandwidth_sweep_figure(model)),
+            ("Blocks", F.sm_sweep_figure(profile)),
+            ("Collectives", F.collectives_figure(profile, model)),
+            ("Roofline", F.roofline_figure(model, list(profile.placements)))]
+    if profile.placements:
+        figs.append(("Speed of light", F.speed_of_light_figure(list(profile.placements))))
+    parts = []
+    for i, (title, fig) in enumerate(figs):
+        parts.append(f"<h2>{title}</h2>" + pio.to_html(fig, include_plotlyjs=(i == 0), full_html=False))
+    rows = "".join(f"<tr><td>{r['figure']}</td><td>{r['measured']} {r['unit']}</td><td>{r['spec']}</td>"
+                   f"<td>{r['percent_of_spec']}</td></tr>" for r in F.headline_rows(profile, model))
+    warnings = "".join(f"<li>{w}</li>" for w in F.warnings_of(profile)) or "<li>none</li>"
+    head = (f"<h1>linkroof report: {', '.join(profile.hostnames)}</h1><p>Profile {profile.id} ({profile.label}), "
+            f"{len(profile.measurements)} measurements, {profile.created_at}</p>"
+            f"<table border=1 cellpadding=4><tr><th>figure</th><th>measured</th><th>spec</th><th>% of spec</th></tr>"
+            f"{rows}</table><h3>Warnings</h3><ul>{warnings}</ul><pre>{topo_matrix(profile.topology)}</pre>")
+    return ("<!doctype html><html><head><meta charset='utf-8'><title>linkroof report</title></head>"
+            "<body style='font-family:sans-serif'>" + head + "".join(parts) + "</body></html>")
+

@@ -1,0 +1,87 @@
+"""Dashboard callbacks called directly, on the bundled 2xH200 profile and a temp store."""
+
+import base64
+import json
+
+import pytest
+
+from linkroof.dashboard import app as A
+from linkroof.profiler.session import bundled_profile
+from linkroof.schema import dumps
+
+
+@pytest.fixture
+def app(tmp_path):
+    return A.create_app(str(tmp_path / "s.sqlite"))
+
+
+def text_of(component) -> str:
+    """All text inside a Dash component tree."""
+    if component is None:
+        return ""
+    if isinstance(component, (str, int, float)):
+        return str(component)
+    if isinstance(component, (list, tuple)):
+        return " ".join(text_of(c) for c in component)
+    out = text_of(getattr(component, "children", None))
+    data = getattr(component, "data", None)
+    if isinstance(data, list):
+        out += " " + json.dumps(data)
+    return out
+
+
+def test_every_page_renders(app):
+    data = app.linkroof_data
+    for path, _ in A.PAGES:
+        page = A.render_page(path, "reference", data)
+        assert page is not None
+    assert "Not found" in text_of(A.render_page("/nope", None, data))
+    overview = text_of(A.render_page("/", None, data))
+    assert "NVIDIA H200" in overview and "NVLink peer (ce)" in overview and "82.9" in overview
+
+
+def test_topology_click_shows_the_gpus_figures(app):
+    data = app.linkroof_data
+    assert "Click a GPU" in text_of(A.topology_detail(None, None, data))
+    out = text_of(A.topology_detail({"points": [{"customdata": "gpu:1"}]}, None, data))
+    assert "GPU1:" in out and "p2p_write_bandwidth" in out
+    assert "not a GPU" in text_of(A.topology_detail({"points": [{"customdata": "switch"}]}, None, data))
+
+
+def test_heatmap_callback(app):
+    fig = A.heatmap("p2p_write", "ce", "abs", None, app.linkroof_data)
+    assert fig.data[0].z[0][1] == pytest.approx(396.4, abs=0.5)
+    rel = A.heatmap("p2p_write", "ce", "rel", None, app.linkroof_data)
+    assert 75 < rel.data[0].z[0][1] < 100
+
+
+def test_runs_pagination_comparison_and_upload(app, tmp_path):
+    data = app.linkroof_data
+    ref = bundled_profile()
+    good = base64.b64encode(dumps(ref).encode()).decode()
+    msg = text_of(A.upload(f"data:application/json;base64,{good}", "ref.json", data))
+    assert "added profile" in msg
+    assert "already in the store" in text_of(A.upload(f"data:application/json;base64,{good}", "ref.json", data))
+    bad = base64.b64encode(b'{"schema": "linkroof.Profile", "schema_version": 1}').decode()
+    assert "refused" in text_of(A.upload(f"data:application/json;base64,{bad}", "bad.json", data))
+    junk = base64.b64encode(b"import os; os.system('echo pwned')").decode()
+    assert "refused: not valid JSON" in text_of(A.upload(f"data:text/plain;base64,{junk}", "x.py", data))
+    assert "not a readable upload" in text_of(A.upload("garbage", "x", data))
+    table = A.runs_table(1, data)
+    assert len(table.data) == 1 and table.data[0]["id"] == ref.id
+    assert "No figure changed" in text_of(A.runs_diff("reference", ref.id, data))
+    import dataclasses
+
+    slower = dataclasses.replace(ref, id="slower", measurements=tuple(
+        dataclasses.replace(m, times_s=tuple(t * 1.2 for t in m.times_s)) if m.spec.name == "p2p_write_bandwidth"
+        else m for m in ref.measurements))
+    with data.store() as s:
+        s.put(slower)
+    diff = text_of(A.runs_diff("reference", "slower", data))
+    assert "changed beyond the noise" in diff and "-16.67" in diff
+
+
+def test_report(tmp_path):
+    html = A.report_html(bundled_profile())
+    assert html.count("plotly.js") >= 1 and html.count("<h2>") >= 6 and "NV18" in html
+    assert len(html) < 20e6

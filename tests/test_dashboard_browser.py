@@ -1,0 +1,136 @@
+"""Real-browser smoke tests: headless Chromium (Debian's package) driven by Playwright.
+Every page loads without console errors and draws its charts; a click on a GPU shows
+its figures; the runs comparison works; a malformed upload is refused with a message.
+Screenshots of every page land in $LINKROOF_SCREENSHOTS (default: the test's tmp dir).
+
+Without a browser these tests skip with a message, except in CI (CI=true), where a
+missing browser is a failure: .ci/run installs chromium."""
+
+import os
+import shutil
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+
+from linkroof.dashboard import app as A
+from linkroof.profiler.session import bundled_profile
+from linkroof.schema import dumps
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def _need_browser():
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        missing = "the playwright package"
+    else:
+        missing = None if CHROMIUM else "Debian's chromium"
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(f"{missing} is missing in CI: .ci/run must install it")
+        pytest.skip(f"{missing} not installed: browser tests skipped (apt-get install chromium; pip install playwright)")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    _need_browser()
+    from werkzeug.serving import make_server
+
+    store = tmp_path_factory.mktemp("store") / "s.sqlite"
+    app = A.create_app(str(store))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    srv = make_server("127.0.0.1", port, app.server, threaded=True)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    yield f"http://127.0.0.1:{port}", app
+    srv.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    _need_browser()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True,
+                              args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                                    "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+        yield b
+        b.close()
+
+
+def shots_dir(tmp_path) -> Path:
+    d = Path(os.environ.get("LINKROOF_SCREENSHOTS") or tmp_path)
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def open_page(browser, url):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    errors = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(url)
+    return page, errors
+
+
+@pytest.mark.parametrize("path, charts", [("/", 0), ("/topology", 1), ("/bandwidth", 3), ("/collectives", 1),
+                                          ("/roofline", 1), ("/runs", 0)])
+def test_page_loads_and_draws(server, browser, tmp_path, path, charts):
+    base, _ = server
+    page, errors = open_page(browser, base + path)
+    page.wait_for_selector("#page-content > div, #page-content div", timeout=20000)
+    if charts:
+        page.wait_for_function(f"document.querySelectorAll('.js-plotly-plot').length >= {charts}", timeout=20000)
+        traces = page.evaluate("Array.from(document.querySelectorAll('.js-plotly-plot')).map(g => g.data.length)")
+        assert all(n > 0 for n in traces[:charts]) or path == "/collectives", traces
+    else:
+        page.wait_for_timeout(500)
+    name = "overview" if path == "/" else path.strip("/")
+    page.screenshot(path=str(shots_dir(tmp_path) / f"{name}.png"), full_page=True)
+    assert not errors, errors
+    page.close()
+
+
+def test_clicking_a_gpu_shows_its_figures(server, browser):
+    base, _ = server
+    page, errors = open_page(browser, base + "/topology")
+    page.wait_for_function("document.querySelector('#topology-graph .js-plotly-plot') !== null", timeout=20000)
+    page.evaluate("""() => {
+        const gd = document.querySelector('#topology-graph .js-plotly-plot');
+        const t = gd.data.findIndex(d => d.name === 'GPU');
+        gd.emit('plotly_click', {points: [{curveNumber: t, pointNumber: 0, customdata: gd.data[t].customdata[0]}]});
+    }""")
+    page.wait_for_function("document.querySelector('#topology-detail').innerText.includes('GPU0:')", timeout=10000)
+    page.wait_for_function("document.querySelector('#topology-detail').innerText.includes('p2p_')", timeout=10000)
+    assert "p2p_read_bandwidth" in page.inner_text("#topology-detail")
+    assert not errors, errors
+    page.close()
+
+
+def test_runs_comparison_and_refused_upload(server, browser, tmp_path):
+    base, app = server
+    ref = bundled_profile()
+    with app.linkroof_data.store() as s:
+        s.put(ref, replace=True)
+    page, errors = open_page(browser, base + "/runs")
+    page.wait_for_selector("#runs-diff", timeout=20000)
+    page.wait_for_function("document.querySelector('#runs-diff').innerText.length > 0", timeout=10000)
+    assert "No figure changed beyond the noise" in page.inner_text("#runs-diff")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"schema": "linkroof.Profile", "schema_version": 1, "id": 3}')
+    page.set_input_files("#upload input[type=file]", str(bad))
+    page.wait_for_selector(".upload-error", timeout=10000)
+    assert "refused" in page.inner_text("#upload-message")
+    good = tmp_path / "ref.json"
+    good.write_text(dumps(ref))
+    page.set_input_files("#upload input[type=file]", str(good))
+    page.wait_for_function("document.querySelector('#upload-message').innerText.includes('already in the store')",
+                           timeout=10000)
+    assert not errors, errors
+    page.close()
