@@ -79,7 +79,7 @@ def open_page(browser, url):
     return page, errors
 
 
-@pytest.mark.parametrize("path, charts", [("/", 0), ("/topology", 1), ("/bandwidth", 3), ("/collectives", 1),
+@pytest.mark.parametrize("path, charts", [("/", 1), ("/topology", 1), ("/bandwidth", 3), ("/collectives", 1),
                                           ("/roofline", 1), ("/runs", 0)])
 def test_page_loads_and_draws(server, browser, tmp_path, path, charts):
     base, _ = server

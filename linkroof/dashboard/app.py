@@ -112,12 +112,15 @@ def page_overview(data: Data, pid: str | None) -> Any:
              "NVLinks active": len(g.active_nvlinks), "PCIe": f"Gen{g.pcie_gen_max} x{g.pcie_width_max}",
              "NUMA": str(g.numa_affinity)} for t in p.topologies for g in t.gpus]
     warn = F.warnings_of(p)
+    rows = F.headline_rows(p, model)
     return html.Div([
         html.H2(f"{', '.join(p.hostnames)}: {len(gpus)} GPUs"),
         html.P(f"Profile {p.id} ({p.label}), {len(p.measurements)} measurements, {p.created_at}"),
         _table(gpus),
         html.H3("Headline figures: measured against spec"),
-        _table(F.headline_rows(p, model)),
+        html.Div([html.Div(_table(rows), style={"flex": "1"}),
+                  html.Div(_graph(F.headline_figure(rows), "overview-headline"), style={"flex": "1"})],
+                 style={"display": "flex", "gap": "12px"}),
         html.H3("Warnings"),
         html.Ul([html.Li(w) for w in warn] or [html.Li("none")], id="overview-warnings"),
     ])

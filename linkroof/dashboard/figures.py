@@ -151,6 +151,19 @@ def headline_rows(profile, model: MachineModel) -> list[dict]:
     return rows
 
 
+def headline_figure(rows: list[dict]) -> go.Figure:
+    """Each headline figure as a percentage of its spec ceiling."""
+    rows = [r for r in rows if r.get("percent_of_spec") is not None]
+    fig = go.Figure(go.Bar(x=[r["percent_of_spec"] for r in rows], y=[r["figure"] for r in rows], orientation="h",
+                           text=[f"{r['measured']} / {r['spec']} {r['unit']}" for r in rows], textposition="auto",
+                           hovertemplate="%{y}: %{x:.1f}% of spec<extra></extra>"))
+    fig.update_xaxes(range=[0, max([110.0] + [r["percent_of_spec"] + 5 for r in rows])], title="% of spec")
+    fig.update_yaxes(autorange="reversed")
+    fig.update_layout(title="Measured as % of spec", template="plotly_white", height=120 + 28 * len(rows),
+                      margin={"l": 200})
+    return fig
+
+
 def warnings_of(profile) -> list[str]:
     out = []
     bad = [m for m in profile.measurements if not m.verified]
@@ -197,16 +210,16 @@ def topology_figure(topo, profile=None) -> go.Figure:
         labels.append("NVSwitch fabric")
         kinds.append("NVSwitch")
         custom.append("switch")
-        best = {}
-        if profile is not None:
-            for g in switched:
-                ms = [m.bandwidth_bytes_per_s for m in profile.measurements
-                      if m.verified and m.spec.pattern in ("p2p_write", "p2p_read") and m.spec.devices[:1] == (g.index,)
-                      and "parts" not in m.spec.params]
-                best[g.index] = max(ms) if ms else None
+        best: dict[int, float] = {}
+        if profile is not None:  # one pass: each GPU's best measured peer bandwidth as a source
+            for m in profile.measurements:
+                if m.verified and m.spec.pattern in ("p2p_write", "p2p_read") and m.spec.devices \
+                        and "parts" not in m.spec.params:
+                    src = m.spec.devices[0]
+                    best[src] = max(best.get(src, 0.0), m.bandwidth_bytes_per_s)
         top = max([v for v in best.values() if v] or [1.0])
         for g in switched:
-            width = 2 + 6 * (best.get(g.index) or 0) / top
+            width = float(round(2 + 6 * best.get(g.index, 0.0) / top))  # a few widths: a few traces
             edge(f"NVLink x{len(g.active_nvlinks)}", gx[g.index], 0, 0, 1.2, width)
     for p in topo.pairs:
         if p.a < p.b and p.nvlink_via == "direct":
