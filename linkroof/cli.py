@@ -104,22 +104,39 @@ def probe(as_json: bool, record: str | None, replay: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.option("--no-save", is_flag=True, help="Do not save the profile in the store.")
 @click.option("--label", default=None, help="A label for the saved profile.")
+@click.option("--no-bench", is_flag=True, help="Probe only, even where a GPU and CuPy are present.")
+@click.option("--dashboard/--no-dashboard", "serve", default=None,
+              help="Open the dashboard afterwards (default: when run in a terminal; otherwise a report file is written).")
+@click.option("--port", default=8050, show_default=True, type=click.IntRange(1, 65535))
 @click.pass_context
-def run(ctx: click.Context, as_json: bool, no_save: bool, label: str | None) -> None:
-    """The whole job: probe this machine and save a profile in the store (run
-    `linkroof bench` to measure it).
+def run(ctx: click.Context, as_json: bool, no_save: bool, label: str | None, no_bench: bool, serve: bool | None,
+        port: int) -> None:
+    """The whole job: probe this machine, run the quick benchmark suite when a GPU and
+    CuPy are here, save the profile, and open the dashboard on it.
 
-    With no NVIDIA GPU here, shows and stores the bundled reference profile measured on
-    a real 2xH200 machine instead, and says so."""
+    With no NVIDIA GPU here, uses the bundled reference profile measured on a real
+    2xH200 machine instead, and says so."""
     import dataclasses
 
     from .profiler.session import probe_profile
 
     profile, fallback = probe_profile(allow_reference=True)
-    if label:
-        profile = dataclasses.replace(profile, label=label)
     if fallback:
         click.secho(fallback, fg="yellow", err=True)
+    elif not no_bench:
+        from .microbench.cuda import CudaUnavailable
+
+        try:
+            from .microbench import bench as api
+
+            plan, topology = api.plan_for(suite="quick")
+            click.echo("Running the quick benchmark suite (linkroof bench --suite quick) ...", err=True)
+            profile = api.run(plan, topology, label="run:quick", progress=sys.stderr.isatty())
+        except CudaUnavailable as e:
+            click.secho(f"Not measuring: {e}. Probe saved; install linkroof[cuda13] (or [cuda12]) to measure.",
+                        fg="yellow", err=True)
+    if label:
+        profile = dataclasses.replace(profile, label=label)
     saved_to = None
     if not no_save:
         with _store(ctx) as store:
@@ -137,6 +154,21 @@ def run(ctx: click.Context, as_json: bool, no_save: bool, label: str | None) -> 
             _console().print(bench_summary(profile))
     if saved_to:
         click.echo(f"Saved profile {profile.id} to {saved_to}", err=True)
+    if as_json:
+        return
+    if serve is None:
+        serve = sys.stdin.isatty() and sys.stdout.isatty()
+    if serve:
+        from .dashboard.app import create_app
+
+        click.echo(f"Dashboard on http://127.0.0.1:{port}/  (Ctrl-C to stop)", err=True)
+        create_app(ctx.obj.get("store"), profile).run(host="127.0.0.1", port=port)
+    else:
+        from .dashboard.app import report_html
+
+        Path("linkroof-report.html").write_text(report_html(profile))
+        click.echo("Wrote linkroof-report.html (open it in a browser; `linkroof dashboard` serves the same live).",
+                   err=True)
 
 
 @cli.command()

@@ -1,5 +1,6 @@
 """The CLI through click's CliRunner, against recordings and a store in a temp dir."""
 
+import dataclasses
 import json
 
 import pytest
@@ -12,7 +13,8 @@ from linkroof.schema import Profile, Topology, loads
 
 
 @pytest.fixture
-def runner():
+def runner(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # `linkroof run` writes its report into the working directory
     return CliRunner()
 
 
@@ -119,6 +121,27 @@ def test_run_without_gpu_uses_reference_and_says_so(runner, no_gpu, store_path):
     assert "NVIDIA H200" in res.output
     listed = json.loads(runner.invoke(cli, ["runs", "list", "--json"]).stdout)
     assert listed["total"] == 1 and listed["profiles"][0]["label"] == "reference:h200x2"
+
+
+def test_run_writes_a_report_without_a_terminal(runner, no_gpu, store_path, tmp_path):
+    res = runner.invoke(cli, ["run"])
+    assert res.exit_code == 0 and "Wrote linkroof-report.html" in res.output
+    assert (tmp_path / "linkroof-report.html").stat().st_size > 1_000_000
+
+
+def test_run_benches_when_a_gpu_is_here(runner, store_path, monkeypatch):
+    from linkroof.microbench import bench
+    from linkroof.profiler import session
+
+    ref = session.bundled_profile()
+    probed = dataclasses.replace(ref, measurements=(), label="probe")
+    monkeypatch.setattr(session, "probe_profile", lambda allow_reference=True: (probed, None))
+    monkeypatch.setattr(bench, "plan_for", lambda **kw: (None, ref.topology))
+    monkeypatch.setattr(bench, "run", lambda plan, topology, label="", progress=True: dataclasses.replace(ref, label=label))
+    res = runner.invoke(cli, ["run", "--no-dashboard"])
+    assert res.exit_code == 0, res.output
+    assert "Running the quick benchmark suite" in res.output
+    assert json.loads(runner.invoke(cli, ["runs", "list", "--json"]).stdout)["profiles"][0]["label"] == "run:quick"
 
 
 def test_run_json(runner, no_gpu, store_path):
