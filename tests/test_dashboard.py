@@ -85,3 +85,58 @@ def test_report(tmp_path):
     html = A.report_html(bundled_profile())
     assert html.count("plotly.js") >= 1 and html.count("<h2>") >= 6 and "NV18" in html
     assert len(html) < 20e6
+
+
+def test_figure_builders_on_the_reference():
+    from linkroof.dashboard import figures as F
+    from linkroof.roofline.model import MachineModel
+
+    p = bundled_profile()
+    model = MachineModel.from_profile(p)
+    topo = F.topology_figure(p.topology, p)
+    kinds = {t.name for t in topo.data}
+    assert {"GPU", "NVSwitch", "CPU", "NVLink x18", "PCIe"} <= kinds
+    gpus = next(t for t in topo.data if t.name == "GPU")
+    assert list(gpus.customdata) == ["gpu:0", "gpu:1"]
+    heat = F.pair_matrix_figure(p, "p2p_read", "sm", relative=True)
+    assert heat.data[0].zmax == 100 and heat.data[0].z[0][0] is None  # no self pairs
+    assert heat.layout.yaxis.title.text == "source" and "% of spec" in heat.layout.title.text
+    sweep = F.bandwidth_sweep_figure(model)
+    assert sweep.layout.xaxis.type == "log" and sweep.layout.yaxis.title.text == "GB/s"
+    assert all("(nvlink)" in t.name for t in sweep.data if t.name)
+    blocks = F.sm_sweep_figure(p)
+    assert [t.name for t in blocks.data] == ["sm p2p_read"] and len(blocks.data[0].x) >= 5
+    head = F.headline_figure(F.headline_rows(p, model))
+    assert head.data[0].orientation == "h" and max(head.data[0].x) <= 100
+    coll = F.collectives_figure(p, model)
+    assert coll.layout.yaxis.title.text == "bus bandwidth (GB/s)"
+    assert any("NVLink spec" in a.text for a in coll.layout.annotations)
+
+
+def test_collectives_figure_overlays_imported_nccl_tests(tmp_path):
+    import dataclasses
+
+    from fakes import DATA
+    from linkroof.dashboard import figures as F
+    from linkroof.profiler.importers import import_file
+
+    imp = import_file("nccl-tests", DATA / "anchor" / "nt_allreduce.txt")
+    p = dataclasses.replace(bundled_profile(), measurements=tuple(imp.measurements))
+    fig = F.collectives_figure(p)
+    (trace,) = fig.data
+    assert trace.name == "all_reduce (nccl-tests)" and trace.line.dash == "dash"
+    assert max(trace.y) == pytest.approx(313.81, abs=0.01)
+
+
+def test_dashboard_warns_off_loopback(monkeypatch, tmp_path):
+    from click.testing import CliRunner
+
+    from linkroof.cli import cli
+
+    served = {}
+    monkeypatch.setattr("dash.Dash.run", lambda self, host, port, debug=False: served.update(host=host, port=port))
+    res = CliRunner().invoke(cli, ["--store", str(tmp_path / "s.sqlite"), "dashboard", "--host", "0.0.0.0",
+                                   "--port", "8123"])
+    assert res.exit_code == 0 and "has no login" in res.output and served == {"host": "0.0.0.0", "port": 8123}
+    res = CliRunner().invoke(cli, ["--store", str(tmp_path / "s.sqlite"), "dashboard"])
+    assert "has no login" not in res.output and served["host"] == "127.0.0.1"

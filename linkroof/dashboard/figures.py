@@ -317,6 +317,8 @@ def sm_sweep_figure(profile) -> go.Figure:
             pts.setdefault(key, {})[b] = max(pts.get(key, {}).get(b, 0.0), m.bandwidth_bytes_per_s / 1e9)
     fig = go.Figure()
     for key, d in sorted(pts.items()):
+        if len(d) < 2:
+            continue  # a headline figure at one block count is not a sweep
         xs = sorted(d)
         fig.add_trace(go.Scatter(x=xs, y=[d[x] for x in xs], mode="lines+markers", name=key))
     fig.update_xaxes(type="log", title="blocks (thread blocks of the copy kernel)")
