@@ -254,6 +254,11 @@ def bench(ctx: click.Context, suite: str, gpus: str | None, only: str | None, si
         profile = api.run(plan, topology, label=label, progress=not as_json or sys.stderr.isatty())
     finally:
         signal.signal(signal.SIGTERM, previous)
+    _deliver(ctx, profile, out, no_save, as_json)
+
+
+def _deliver(ctx: click.Context, profile: Any, out: str | None, no_save: bool, as_json: bool, what: str = "") -> None:
+    """Write, save and print a measured profile (bench, distributed bench)."""
     from .schema import dumps
 
     if out:
@@ -262,7 +267,7 @@ def bench(ctx: click.Context, suite: str, gpus: str | None, only: str | None, si
     if not no_save:
         with _store(ctx) as store:
             store.put(profile)
-            click.echo(f"Saved profile {profile.id} to {store.path}", err=True)
+            click.echo(f"Saved profile {profile.id}{what} to {store.path}", err=True)
     if as_json:
         _echo_json(dumps(profile))
     else:
@@ -429,7 +434,6 @@ def _bench_distributed(ctx: click.Context, comm: Any, suite: str, families: list
                        as_json: bool) -> None:
     """One rank per GPU under a launcher; rank 0 merges, saves and prints."""
     from .microbench.distributed import incomplete, run_distributed
-    from .schema import dumps
 
     profile = run_distributed(comm, suite, families, reps, label, standin, timeout_s)
     if profile is None:
@@ -437,18 +441,7 @@ def _bench_distributed(ctx: click.Context, comm: Any, suite: str, families: list
             click.echo(f"rank {comm.ctx.rank} on {comm.ctx.hostname}: results sent to rank 0", err=True)
             return
         raise UserError("no rank produced a topology; nothing to save")
-    if out:
-        Path(out).write_text(dumps(profile) + "\n")
-    if not no_save:
-        with _store(ctx) as store:
-            store.put(profile)
-            click.echo(f"Saved profile {profile.id} ({comm.ctx.world} ranks) to {store.path}", err=True)
-    if as_json:
-        _echo_json(dumps(profile))
-    else:
-        from .render import bench_summary
-
-        _console().print(bench_summary(profile))
+    _deliver(ctx, profile, out, no_save, as_json, f" ({comm.ctx.world} ranks)")
     if incomplete(profile, comm.ctx.world):
         click.echo("linkroof: some ranks failed or did not report; what was measured is saved", err=True)
         sys.stdout.flush()

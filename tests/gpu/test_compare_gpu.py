@@ -3,20 +3,12 @@ counters count the bytes that really crossed NVLink."""
 
 import pytest
 
+from gpuinfo import needs_two
+
 pytestmark = pytest.mark.gpu
 GiB = 1 << 30
 
 
-def _gpus() -> int:
-    try:
-        import cupy
-
-        return cupy.cuda.runtime.getDeviceCount()
-    except Exception:  # noqa: BLE001
-        return 0
-
-
-needs_two = pytest.mark.skipif(_gpus() < 2, reason="needs two GPUs")
 
 
 @needs_two

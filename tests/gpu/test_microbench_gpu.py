@@ -6,17 +6,9 @@ import time
 
 import pytest
 
-
-def _gpus() -> int:
-    try:
-        import cupy
-
-        return cupy.cuda.runtime.getDeviceCount()
-    except Exception:  # noqa: BLE001
-        return 0
+from gpuinfo import needs_two
 
 
-GPU_COUNT = _gpus()
 pytestmark = pytest.mark.gpu
 MiB = 1 << 20
 
@@ -85,7 +77,6 @@ def test_latency_single_gpu():
     assert 50e-9 < local.median_s < host.median_s < 5e-6
 
 
-needs_two = pytest.mark.skipif(GPU_COUNT < 2, reason="needs two GPUs")
 
 
 @needs_two

@@ -3,19 +3,11 @@ all-reduce busbw lands between half the nccl-tests reference and the link's line
 
 import pytest
 
+from gpuinfo import needs_two
+
 pytestmark = pytest.mark.gpu
 
 
-def _gpus() -> int:
-    try:
-        import cupy
-
-        return cupy.cuda.runtime.getDeviceCount()
-    except Exception:  # noqa: BLE001
-        return 0
-
-
-needs_two = pytest.mark.skipif(_gpus() < 2, reason="needs two GPUs")
 
 
 @needs_two

@@ -1,0 +1,17 @@
+"""How many GPUs CuPy sees here (0 without CuPy or a driver), and the skip marker for
+tests that need two."""
+
+import pytest
+
+
+def cuda_gpus() -> int:
+    try:
+        import cupy
+
+        return cupy.cuda.runtime.getDeviceCount()
+    except Exception:  # noqa: BLE001 - any failure means: no usable GPU here
+        return 0
+
+
+GPU_COUNT = cuda_gpus()
+needs_two = pytest.mark.skipif(GPU_COUNT < 2, reason="needs two GPUs")
