@@ -98,6 +98,14 @@ def test_figure_builders_on_the_reference():
     assert {"GPU", "NVSwitch", "CPU", "NVLink x18", "PCIe"} <= kinds
     gpus = next(t for t in topo.data if t.name == "GPU")
     assert list(gpus.customdata) == ["gpu:0", "gpu:1"]
+    import fakes
+    from linkroof.profiler.probe import probe_source
+    from linkroof.profiler.recording import replay_source
+
+    hgx = F.topology_figure(probe_source(replay_source(fakes.hgx_h100_8().recording(), "hgx")))
+    by_name = {t.name: t for t in hgx.data}
+    assert len(by_name["PCIe switch"].x) == 4 and len(by_name["NIC"].x) == 8 and len(by_name["CPU"].x) == 2
+    assert len(set(by_name["NIC"].x)) == 8  # NICs sharing a GPU sit side by side
     heat = F.pair_matrix_figure(p, "p2p_read", "sm", relative=True)
     assert heat.data[0].zmax == 100 and heat.data[0].z[0][0] is None  # no self pairs
     assert heat.layout.yaxis.title.text == "source" and "% of spec" in heat.layout.title.text

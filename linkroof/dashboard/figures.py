@@ -228,22 +228,56 @@ def topology_figure(topo, profile=None) -> go.Figure:
     cpu_x = {node: (i - (len(numa) - 1) / 2) * max(2.0, n / max(1, len(numa))) for i, node in enumerate(numa)}
     for node, x in cpu_x.items():
         nodes_x.append(x)
-        nodes_y.append(-1.4)
+        nodes_y.append(-1.6)
         labels.append(f"CPU / NUMA {node if node is not None else '?'}")
         kinds.append("CPU")
         custom.append(f"numa:{node}")
+    # PCIe switches: GPUs at most a few bridges apart (PIX / PXB) hang off one switch
+    parent = {g.index: g.index for g in topo.gpus}
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    for p in topo.pairs:
+        if p.pcie_level in ("PIX", "PXB"):
+            parent[find(p.a)] = find(p.b)
+    groups: dict[int, list[int]] = {}
     for g in topo.gpus:
-        node = g.numa_affinity if known(g.numa_affinity) else None
-        edge("PCIe", gx[g.index], 0, cpu_x.get(node, 0.0), -1.4, 1.5)
+        groups.setdefault(find(g.index), []).append(g.index)
+    switch_of: dict[int, tuple[float, float]] = {}
+    for k, members in enumerate(sorted(v for v in groups.values() if len(v) > 1)):
+        x = sum(gx[i] for i in members) / len(members)
+        nodes_x.append(x)
+        nodes_y.append(-0.8)
+        labels.append(f"PCIe switch {k}<br>GPUs {', '.join(map(str, members))}")
+        kinds.append("PCIe switch")
+        custom.append(f"pcie:{k}")
+        for i in members:
+            switch_of[i] = (x, -0.8)
+            edge("PCIe", gx[i], 0, x, -0.8, 1.5)
+        g0 = topo.gpus[members[0]]
+        node = g0.numa_affinity if known(g0.numa_affinity) else None
+        edge("PCIe", x, -0.8, cpu_x.get(node, 0.0), -1.6, 2.0)
+    for g in topo.gpus:
+        if g.index not in switch_of:
+            node = g.numa_affinity if known(g.numa_affinity) else None
+            edge("PCIe", gx[g.index], 0, cpu_x.get(node, 0.0), -1.6, 1.5)
+    placed: dict[int | None, int] = {}
     for i, nic in enumerate(topo.nics):
-        x = gx.get(nic.nearest_gpu, 0.0) if known(nic.nearest_gpu) else 0.0
-        nodes_x.append(x + 0.25)
-        nodes_y.append(-0.7)
+        near = nic.nearest_gpu if known(nic.nearest_gpu) else None
+        slot = placed.get(near, 0)
+        placed[near] = slot + 1
+        x = (gx.get(near, 0.0) if near is not None else 0.0) + 0.5 * slot  # side by side when they share a GPU
+        nodes_x.append(x + 0.3)
+        nodes_y.append(-1.15)
         labels.append(f"NIC{i} {nic.name}")
         kinds.append("NIC")
         custom.append(f"nic:{i}")
-        if known(nic.nearest_gpu):
-            edge("NIC to nearest GPU", x + 0.25, -0.7, gx[nic.nearest_gpu], 0, 1.0)
+        if near is not None:
+            sx, sy = switch_of.get(near, (gx[near], 0)) if nic.gpu_levels[near] == "PIX" else (gx[near], 0)
+            edge("NIC to nearest GPU", x + 0.3, -1.15, sx, sy, 1.0)
     fig = go.Figure()
     styles = {"NVLink": "#76b900", "PCIe": "#1f77b4", "NIC": "#9467bd"}
     for key, (xs, ys, width) in edges.items():
@@ -252,8 +286,9 @@ def topology_figure(topo, profile=None) -> go.Figure:
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line={"width": width, "color": color}, name=kind,
                                  hoverinfo="skip", legendgroup=kind, showlegend=key.endswith(f"|{width:.1f}") and
                                  not any(t.name == kind for t in fig.data)))
-    symbols = {"GPU": "square", "NVSwitch": "diamond", "CPU": "hexagon", "NIC": "circle"}
-    for kind in ("GPU", "NVSwitch", "CPU", "NIC"):
+    symbols = {"GPU": "square", "NVSwitch": "diamond", "PCIe switch": "triangle-down", "CPU": "hexagon",
+               "NIC": "circle"}
+    for kind in ("GPU", "NVSwitch", "PCIe switch", "CPU", "NIC"):
         idx = [i for i, k in enumerate(kinds) if k == kind]
         if not idx:
             continue
@@ -261,9 +296,10 @@ def topology_figure(topo, profile=None) -> go.Figure:
                                  text=[labels[i].split("<br>")[0] for i in idx], textposition="bottom center",
                                  hovertext=[labels[i] for i in idx], hoverinfo="text",
                                  customdata=[custom[i] for i in idx], name=kind,
-                                 marker={"size": 26 if kind != "NIC" else 14, "symbol": symbols[kind]}))
+                                 marker={"size": 14 if kind in ("NIC", "PCIe switch") else 26,
+                                         "symbol": symbols[kind]}))
     fig.update_xaxes(visible=False)
-    fig.update_yaxes(visible=False, range=[-2, 1.8])
+    fig.update_yaxes(visible=False, range=[-2.1, 1.8])
     fig.update_layout(title=f"Topology of {topo.host.hostname}", template="plotly_white", height=460,
                       clickmode="event")
     return fig
