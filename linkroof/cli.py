@@ -538,15 +538,24 @@ def dashboard(ctx: click.Context, which: str | None, host: str, port: int, debug
 @cli.command()
 @click.option("--profile", "which", metavar="ID|FILE|reference", help=PROFILE_HELP)
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="The HTML file to write.")
+@click.option("--images", type=click.Path(file_okay=False), help="Also write each figure as SVG here (needs kaleido).")
 @click.pass_context
-def report(ctx: click.Context, which: str | None, out: str) -> None:
+def report(ctx: click.Context, which: str | None, out: str, images: str | None) -> None:
     """Write one self-contained HTML report with every page's figures (for clusters
-    without a browser session)."""
-    from .dashboard.app import report_html
+    without a browser session); optionally each figure as an SVG file too."""
+    import re
+
+    from .dashboard.app import report_figures, report_html
+    from .dashboard.figures import write_figure
 
     profile = _load_profile(ctx, which)
     Path(out).write_text(report_html(profile))
     click.echo(f"Wrote {out} ({Path(out).stat().st_size / 1e6:.1f} MB) for profile {profile.id}", err=True)
+    if images:
+        Path(images).mkdir(parents=True, exist_ok=True)
+        for title, fig in report_figures(profile):
+            write_figure(fig, str(Path(images) / (re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-") + ".svg")))
+        click.echo(f"Wrote the figures as SVG to {images}", err=True)
 
 
 @cli.group(cls=Group)

@@ -148,3 +148,20 @@ def test_dashboard_warns_off_loopback(monkeypatch, tmp_path):
     assert res.exit_code == 0 and "has no login" in res.output and served == {"host": "0.0.0.0", "port": 8123}
     res = CliRunner().invoke(cli, ["--store", str(tmp_path / "s.sqlite"), "dashboard"])
     assert "has no login" not in res.output and served["host"] == "127.0.0.1"
+
+
+def test_report_cli(tmp_path):
+    from click.testing import CliRunner
+
+    from linkroof.cli import cli
+
+    out = tmp_path / "r.html"
+    res = CliRunner().invoke(cli, ["--store", str(tmp_path / "s.sqlite"), "report", "--profile", "reference",
+                                   "--out", str(out)])
+    assert res.exit_code == 0 and out.stat().st_size > 1_000_000 and "Wrote" in res.output
+    try:
+        import kaleido  # noqa: F401
+    except ImportError:
+        res = CliRunner().invoke(cli, ["--store", str(tmp_path / "s.sqlite"), "report", "--profile", "reference",
+                                       "--out", str(out), "--images", str(tmp_path / "img")])
+        assert res.exit_code == 1 and "needs the kaleido package" in res.output

@@ -331,14 +331,10 @@ def create_app(store_path: str | None = None, profile: Profile | None = None) ->
     return app
 
 
-def report_html(profile: Profile) -> str:
-    """One self-contained HTML page with every page's figures (plotly.js included once)."""
-    import plotly.io as pio
-
-    from ..render import topo_matrix
-
+def report_figures(profile: Profile) -> list[tuple[str, Any]]:
+    """Every page's figures, titled, for the report and image export."""
     model = MachineModel.from_profile(profile)
-    figs = [("Topology", F.topology_figure(profile.topology, profile)),
+    figs = [("Measured as % of spec", F.headline_figure(F.headline_rows(profile, model))),("Topology", F.topology_figure(profile.topology, profile)),
             ("Bandwidth by pair (copy engine, write)", F.pair_matrix_figure(profile, "p2p_write", "ce")),
             ("Bandwidth by pair, % of spec", F.pair_matrix_figure(profile, "p2p_write", "ce", relative=True)),
             ("Bandwidth by message size", F.bandwidth_sweep_figure(model)),
@@ -347,6 +343,17 @@ def report_html(profile: Profile) -> str:
             ("Roofline", F.roofline_figure(model, list(profile.placements)))]
     if profile.placements:
         figs.append(("Speed of light", F.speed_of_light_figure(list(profile.placements))))
+    return figs
+
+
+def report_html(profile: Profile) -> str:
+    """One self-contained HTML page with every page's figures (plotly.js included once)."""
+    import plotly.io as pio
+
+    from ..render import topo_matrix
+
+    model = MachineModel.from_profile(profile)
+    figs = report_figures(profile)
     parts = []
     for i, (title, fig) in enumerate(figs):
         parts.append(f"<h2>{title}</h2>" + pio.to_html(fig, include_plotlyjs=(i == 0), full_html=False))

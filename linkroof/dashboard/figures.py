@@ -114,8 +114,9 @@ def write_figure(fig: go.Figure, path: str) -> None:
     except (ValueError, ImportError, RuntimeError) as e:
         from ..errors import LinkroofError
 
-        raise LinkroofError(f"cannot write {path} ({e}); image export needs the kaleido package: use .html, or "
-                            "pip install kaleido") from None
+        detail = " ".join(str(e).split())[:160]
+        raise LinkroofError(f"cannot write {path}: image export needs the kaleido package (pip install 'kaleido>=1'); "
+                            f".html always works ({detail})") from None
 
 
 # ---------------------------------------------------------------- dashboard pages
