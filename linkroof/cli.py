@@ -62,9 +62,15 @@ def cli(ctx: click.Context, store: str | None) -> None:
 
     \b
     Start with:
-      linkroof run            probe this machine and save a profile (no GPU: the bundled
-                              2xH200 reference, said so)
+      linkroof run            probe, quick bench (GPU + CuPy), save, open the dashboard
+                              (no GPU: the bundled 2xH200 reference, said so)
       linkroof probe          GPUs, NVLinks, PCIe, NUMA, NICs and spec ceilings
+      linkroof bench          measure every path by every mechanism (--suite quick|default|full)
+      linkroof roofline       ceilings spec vs measured; --workload/--time places a kernel
+      linkroof advise         the fastest mechanism for a message size
+      linkroof compare        time your kernel, count its link bytes, place it
+      linkroof dashboard      the web dashboard; linkroof report: the same as one HTML file
+      linkroof import         nvbandwidth / nccl-tests results
       linkroof runs list      profiles saved in the store
     """
     ctx.ensure_object(dict)
