@@ -260,11 +260,17 @@ class RankCollectives:
         n, rank = self.comm.ctx.world, self.comm.ctx.rank
         part = _Participant(self.nccl, self.nc, self.device, rank, n, coll, nbytes, dtype, in_place)
         ops = 2 * n if coll == "alltoall" else 2
+        nccl = self.nccl
+
+        def rep(streams: list[Any]) -> None:
+            nccl.groupStart()  # send/recv pairs (all-to-all, send/recv) must be posted together
+            part.issue(streams[0])
+            nccl.groupEnd()
+
         try:
-            (times,) = time_grouped([self.device], lambda streams: part.issue(streams[0]), reps, warmup=3,
-                                    ops_per_rep=ops)
+            (times,) = time_grouped([self.device], rep, reps, warmup=3, ops_per_rep=ops)
         except GateTimeout:
-            (times,) = _ungated([part], lambda streams: part.issue(streams[0]), reps)
+            (times,) = _ungated([part], rep, reps)
         cp().cuda.Device(self.device).synchronize()
         wrong, checked = part.check()
         return _measurement(coll, n, nbytes, dtype, in_place, times, wrong, checked, (rank,),
