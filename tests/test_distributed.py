@@ -156,3 +156,12 @@ def test_nccl_expected_results_match_a_simulation(coll, n):
             sim = inputs[(rank - 1) % n]
         idx = np.arange(recv_n)
         assert np.array_equal(_expected(coll, rank, n, idx, recv_n), sim), (coll, n, rank)
+
+
+def test_nccl_layout_rounds_like_nccl_tests():
+    from linkroof.microbench.nccl import _layout, actual_bytes
+
+    assert _layout("alltoall", 8, 8, 4) == (0, 0)  # too small: refused before any call
+    assert _layout("all_gather", 100, 3, 4) == (8, 24)
+    assert _layout("reduce_scatter", 100, 3, 4) == (24, 8)
+    assert actual_bytes("all_gather", 100, 3, "fp32") == 96 and actual_bytes("all_reduce", 100, 3, "fp32") == 100

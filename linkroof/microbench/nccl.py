@@ -74,13 +74,23 @@ def _from_dtype(x: Any, dtype: str) -> np.ndarray:
 
 
 def _layout(coll: str, nbytes: int, n: int, esize: int) -> tuple[int, int]:
-    """(send elements, receive elements) for one rank."""
+    """(send elements, receive elements) for one rank; sizes that do not split evenly
+    over the ranks are rounded down, as nccl-tests does."""
     total = nbytes // esize
     if coll == "all_gather":
-        return total // n, total
+        return total // n, (total // n) * n
     if coll == "reduce_scatter":
-        return total, total // n
+        return (total // n) * n, total // n
+    if coll == "alltoall":
+        return (total // n) * n, (total // n) * n
     return total, total
+
+
+def actual_bytes(coll: str, nbytes: int, n: int, dtype: str) -> int:
+    """The size a collective of `nbytes` really moves once rounded to whole elements per rank."""
+    esize = DTYPES[dtype][1]
+    send_n, recv_n = _layout(coll, nbytes, n, esize)
+    return (recv_n if coll == "all_gather" else send_n) * esize
 
 
 def _expected(coll: str, rank: int, n: int, idx: np.ndarray, count: int) -> np.ndarray:
@@ -168,6 +178,7 @@ class _Participant:
 
 def _measurement(coll: str, n: int, nbytes: int, dtype: str, in_place: bool, times: list[float], wrong: int,
                  checked: int, devices: tuple[int, ...], params: dict[str, Any] | None = None) -> Measurement:
+    nbytes = actual_bytes(coll, nbytes, n, dtype)
     spec = BenchSpec(f"nccl_{coll}", "nccl", coll, devices, nbytes, len(times),
                      params={"dtype": dtype, "in_place": in_place, "redop": "sum", "root": 0, **(params or {})})
     return Measurement(spec=spec, times_s=tuple(times), bytes_per_rep=nbytes, bytes_convention=CONVENTION,
