@@ -165,3 +165,16 @@ def test_report_cli(tmp_path):
         res = CliRunner().invoke(cli, ["--store", str(tmp_path / "s.sqlite"), "report", "--profile", "reference",
                                        "--out", str(out), "--images", str(tmp_path / "img")])
         assert res.exit_code == 1 and "needs the kaleido package" in res.output
+
+
+def test_links_below_expectation_are_warned():
+    import dataclasses
+
+    from linkroof.dashboard import figures as F
+
+    ref = bundled_profile()
+    slow = tuple(dataclasses.replace(m, times_s=tuple(t * 3 for t in m.times_s)) if m.spec.pattern in
+                 ("p2p_read", "p2p_write", "bidir") else m for m in ref.measurements)
+    warnings = F.warnings_of(dataclasses.replace(ref, measurements=slow))
+    assert any(w.startswith("nvlink below expectation") for w in warnings)
+    assert not any("below expectation" in w for w in F.warnings_of(ref))

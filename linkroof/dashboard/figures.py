@@ -181,6 +181,13 @@ def warnings_of(profile) -> list[str]:
             if g.nvlinks and active < len(g.nvlinks):
                 out.append(f"{topo.host.hostname} GPU{g.index}: {active} of {len(g.nvlinks)} NVLinks active")
         out += [n for n in topo.notes if "below" in n]
+    model = MachineModel.from_profile(profile)
+    for link in ("nvlink", "pcie_peer", "host"):
+        spec = model.find(f"link:{link}", "spec")
+        best = model.find(f"link:{link}", "measured")
+        if spec is not None and best is not None and known(spec.value) and best.value < 0.5 * spec.value:
+            out.append(f"{link} below expectation: best measured {_gb(best.value)} is under half its spec "
+                       f"{_gb(spec.value)}")
     out += [f"skipped: {s.name}: {s.reason}" for s in profile.skipped[:10]]
     return out
 
