@@ -178,3 +178,17 @@ def test_links_below_expectation_are_warned():
     warnings = F.warnings_of(dataclasses.replace(ref, measurements=slow))
     assert any(w.startswith("nvlink below expectation") for w in warnings)
     assert not any("below expectation" in w for w in F.warnings_of(ref))
+
+
+def test_bandwidth_roofline_places_collectives():
+    from linkroof.dashboard import figures as F
+    from linkroof.roofline.model import MachineModel
+    from linkroof.roofline.place import place
+    from linkroof.roofline.workload import collective
+
+    model = MachineModel.from_profile(bundled_profile())
+    p = place(collective("all_reduce", 1 << 30, 2), 3.4e-3, model)
+    fig = F.bandwidth_roofline_figure(model, [p])
+    pts = next(t for t in fig.data if t.name == "placed collectives")
+    assert pts.x[0] == 1 << 30 and pts.y[0] == pytest.approx((1 << 30) / 3.4e-3 / 1e9)
+    assert any("ceiling" in t.name for t in fig.data)

@@ -207,6 +207,7 @@ def page_roofline(data: Data, pid: str | None) -> Any:
              "bound ms": round(x.bound_time_s * 1e3, 4), "limiter": x.limiter,
              "fraction": f"{x.fraction_of_roofline:.1%}"} for x in placements]
     parts = [_graph(F.roofline_figure(model, placements), "roofline-graph"),
+             _graph(F.bandwidth_roofline_figure(model, placements), "bandwidth-roofline-graph"),
              html.H4("Placed workloads"), _table(rows) if rows else html.P("None yet: linkroof compare places kernels.")]
     if placements:
         parts.append(_graph(F.speed_of_light_figure(placements)))
@@ -340,7 +341,8 @@ def report_figures(profile: Profile) -> list[tuple[str, Any]]:
             ("Bandwidth by message size", F.bandwidth_sweep_figure(model)),
             ("Blocks", F.sm_sweep_figure(profile)),
             ("Collectives", F.collectives_figure(profile, model)),
-            ("Roofline", F.roofline_figure(model, list(profile.placements)))]
+            ("Roofline", F.roofline_figure(model, list(profile.placements))),
+            ("Bandwidth roofline", F.bandwidth_roofline_figure(model, list(profile.placements)))]
     if profile.placements:
         figs.append(("Speed of light", F.speed_of_light_figure(list(profile.placements))))
     return figs

@@ -76,6 +76,35 @@ def roofline_figure(model: MachineModel, placements: Sequence[Placement] = (), d
     return fig
 
 
+def bandwidth_roofline_figure(model: MachineModel, placements: Sequence[Placement] = ()) -> go.Figure:
+    """The bandwidth roofline for pure communication: achieved link bandwidth against
+    message size, under the measured ceiling per mechanism (from the sweeps) and the
+    spec line. Workloads with no FLOPs are placed here."""
+    fig = go.Figure()
+    for c in model.curves:
+        if c.link != "nvlink" or len(c.points) < 4:
+            continue
+        sizes, bws = zip(*c.points)
+        fig.add_trace(go.Scatter(x=sizes, y=[b / 1e9 for b in bws], mode="lines", name=f"{c.mechanism} {c.pattern} "
+                                 f"ceiling (peak {_gb(c.peak())})", line={"width": 1.5}))
+    spec = model.find("link:nvlink", "spec")
+    if spec is not None and known(spec.value):
+        fig.add_hline(y=spec.value / 1e9, line_dash="dash", annotation_text=f"NVLink spec {_gb(spec.value)}")
+    pts = [p for p in placements if not p.workload.flops and p.workload.message_bytes
+           and p.workload.link_bytes.get("nvlink")]
+    if pts:
+        fig.add_trace(go.Scatter(
+            x=[p.workload.message_bytes for p in pts],
+            y=[p.workload.link_bytes["nvlink"] / p.measured_time_s / 1e9 for p in pts], mode="markers",
+            name="placed collectives", marker={"size": 11, "symbol": "diamond", "color": "black"},
+            text=[f"{p.workload.name}<br>{p.fraction_of_roofline:.0%} of roofline ({p.ceilings_kind}), "
+                  f"limiter {p.limiter}" for p in pts], hovertemplate="%{text}<extra></extra>"))
+    fig.update_xaxes(type="log", title="message size (bytes)")
+    fig.update_yaxes(title="link bandwidth per GPU (GB/s)")
+    fig.update_layout(title="Bandwidth roofline (communication without FLOPs)", template="plotly_white", height=480)
+    return fig
+
+
 def bandwidth_sweep_figure(model: MachineModel, pattern: str | None = None) -> go.Figure:
     """Bandwidth against message size per mechanism, with each mechanism's 90 % size marked."""
     fig = go.Figure()
