@@ -165,3 +165,24 @@ def test_nccl_layout_rounds_like_nccl_tests():
     assert _layout("all_gather", 100, 3, 4) == (8, 24)
     assert _layout("reduce_scatter", 100, 3, 4) == (24, 8)
     assert actual_bytes("all_gather", 100, 3, "fp32") == 96 and actual_bytes("all_reduce", 100, 3, "fp32") == 100
+
+
+def test_torchrun_two_ranks_when_torch_is_here(tmp_path):
+    """The same orchestration through torch.distributed (gloo), where PyTorch is installed
+    (it is not a dependency: skipped without it, in CI too)."""
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        pytest.skip("PyTorch not installed: the torchrun path is tested where it is")
+    torchrun = shutil.which("torchrun") or str(Path(sys.executable).parent / "torchrun")
+    store = tmp_path / "s.sqlite"
+    base = [torchrun, "--nproc-per-node", "2", "-m", "linkroof", "--store", str(store), "bench", "--cpu-standin"]
+    res = subprocess.run(base + ["--json"], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]
+    doc = json.loads(res.stdout[res.stdout.index("{"):])
+    assert sorted(m["rank"] for m in doc["measurements"]) == [0, 1] and "under torchrun" in doc["notes"][0]
+    res = subprocess.run(base + ["--rank-timeout", "3"], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "LINKROOF_STANDIN_HANG_RANK": "1"})
+    assert res.returncode != 0
+    latest = stored(store)[0]
+    assert any("did not report within 3 s" in n for n in latest.notes)

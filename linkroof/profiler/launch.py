@@ -161,6 +161,8 @@ class TorchComm(Comm):
             self.dist.send(torch.tensor([data.numel()], dtype=torch.int64), dst=root)
             self.dist.send(data, dst=root)
             return None
+        import datetime
+
         import torch
 
         got = [(root, obj)]
@@ -170,10 +172,11 @@ class TorchComm(Comm):
                 continue
             n = torch.zeros(1, dtype=torch.int64)
             req = self.dist.irecv(n, src=r)
-            while not req.is_completed() and time.monotonic() < deadline:
-                time.sleep(0.01)
-            if not req.is_completed():
-                continue
+            left = max(0.001, deadline - time.monotonic())
+            try:  # gloo progresses a receive inside wait(); is_completed() alone never turns true
+                req.wait(timeout=datetime.timedelta(seconds=left))
+            except RuntimeError:
+                continue  # this rank did not report in time
             buf = torch.zeros(int(n.item()), dtype=torch.uint8)
             self.dist.recv(buf, src=r)
             got.append((r, pickle.loads(buf.numpy().tobytes())))
