@@ -223,3 +223,22 @@ def test_roofline_figure(model):
     sweep = bandwidth_sweep_figure(model, "p2p_write")
     assert {t.name.split()[0] for t in sweep.data if t.name} >= {"ce", "sm", "tma"}
     assert not math.isnan(sweep.data[0].y[-1])
+
+
+def test_collectives_over_several_hosts_are_network_figures():
+    import dataclasses
+
+    import fakes
+    from linkroof.profiler.probe import probe_source
+    from linkroof.profiler.recording import replay_source
+
+    hgx = probe_source(replay_source(fakes.hgx_h100_8().recording(), "hgx"))
+    other = dataclasses.replace(hgx, host=dataclasses.replace(hgx.host, hostname="hgx2"))
+    m = Measurement(BenchSpec("nccl_all_reduce", "nccl", "all_reduce", tuple(range(16)), 1 << 30, 5),
+                    (0.05,) * 5, 1 << 30, "nccl", True, busbw_factor=2 * 15 / 16, host="hgx", rank=None)
+    model = MachineModel.from_profile(make_profile([hgx, other], [collect_environment()] * 2, [m]))
+    net = model.find("link:network", "measured", "nccl")
+    assert net is not None and net.value == pytest.approx((1 << 30) / 0.05 * 30 / 16)
+    assert model.find("link:network", "spec").value == pytest.approx(50e9)  # 400 Gb/s NICs
+    single = MachineModel.from_profile(make_profile([hgx], [collect_environment()], [m]))
+    assert single.find("link:nvlink", "measured", "nccl") is not None

@@ -124,8 +124,9 @@ class MachineModel:
         spec = match_gpu(gpu.name) if gpu else None
         model = cls(gpu_name=str(gpu.name) if gpu else "unknown", spec=spec)
         model.roofs += _spec_roofs(topo, spec)
-        model.roofs += _measured_roofs(topo, profile.measurements)
-        model.curves = _curves(topo, profile.measurements)
+        hosts = len(profile.topologies)
+        model.roofs += _measured_roofs(topo, profile.measurements, hosts)
+        model.curves = _curves(topo, profile.measurements, hosts)
         model.roofs = [_flag_above_spec(r, model.roofs) for r in model.roofs]
         return model
 
@@ -169,9 +170,12 @@ def _spec_roofs(topo: Topology, spec: GpuSpec | None) -> list[Roof]:
     return out
 
 
-def link_class(topo: Topology, m: Measurement) -> str | None:
-    """Which path class a measured transfer used."""
+def link_class(topo: Topology, m: Measurement, hosts: int = 1) -> str | None:
+    """Which path class a measured transfer used (`hosts`: how many hosts the profile
+    spans; collectives over several hosts cross the network)."""
     if m.spec.mechanism == "nccl":
+        if hosts > 1:
+            return "network"
         return "nvlink" if all(p.nvlink_via in ("switch", "direct") for p in topo.pairs) and topo.pairs else None
     if m.spec.pattern in ("h2d", "d2h"):
         return "host"
@@ -193,7 +197,7 @@ def _usable(topo: Topology, m: Measurement) -> bool:
     return m.verified and "parts" not in m.spec.params and not any(w.startswith("above spec") for w in m.warnings)
 
 
-def _measured_roofs(topo: Topology, measurements: tuple[Measurement, ...]) -> list[Roof]:
+def _measured_roofs(topo: Topology, measurements: tuple[Measurement, ...], hosts: int = 1) -> list[Roof]:
     best: dict[tuple[str, str], tuple[float, Measurement]] = {}
 
     def offer(resource: str, mech: str, value: float, m: Measurement) -> None:
@@ -216,7 +220,7 @@ def _measured_roofs(topo: Topology, measurements: tuple[Measurement, ...]) -> li
         elif m.spec.pattern == "local":
             offer("hbm", f"{m.spec.mechanism} copy (read + write)", 2 * m.bandwidth_bytes_per_s, m)
         else:
-            cls = link_class(topo, m)
+            cls = link_class(topo, m, hosts)
             if cls is None:
                 continue
             value = m.busbw_bytes_per_s if m.spec.mechanism == "nccl" else m.bandwidth_bytes_per_s
@@ -231,14 +235,14 @@ def _measured_roofs(topo: Topology, measurements: tuple[Measurement, ...]) -> li
     return out
 
 
-def _curves(topo: Topology, measurements: tuple[Measurement, ...]) -> list[Curve]:
+def _curves(topo: Topology, measurements: tuple[Measurement, ...], hosts: int = 1) -> list[Curve]:
     # Every verified single transfer is a point (sweeps and headline figures alike), so
     # the ceiling at a size is never below a figure measured at that size.
     groups: dict[tuple[str, str, str], dict[int, float]] = {}
     for m in measurements:
         if not _usable(topo, m):
             continue
-        cls = link_class(topo, m)
+        cls = link_class(topo, m, hosts)
         if cls is None:
             continue
         value = m.busbw_bytes_per_s if m.spec.mechanism == "nccl" else m.bandwidth_bytes_per_s
