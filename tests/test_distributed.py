@@ -118,6 +118,9 @@ def test_nccl_family_is_planned():
                                                   "broadcast", "reduce", "sendrecv"}
     full = [i for i in make_plan(t, "full").items if i.family == "nccl"]
     assert not any(i.kwargs["in_place"] and i.kwargs["coll"] in ("alltoall", "sendrecv") for i in full)
+    assert {i.kwargs["dtype"] for i in full} == {"fp32", "bf16", "fp16"}
+    swept = [i for i in make_plan(t, "default", only=["nccl"], sizes=[8, 1 << 20]).items]
+    assert {i.kwargs["nbytes"] for i in swept} == {8, 1 << 20} and len(swept) == 14
     assert not [i for i in make_plan(probe(replay="h200x1"), "default").items if i.family == "nccl"]
 
 

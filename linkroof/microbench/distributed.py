@@ -73,9 +73,12 @@ def _rank_work(comm: Comm, suite: str, only: list[str] | None, reps: int | None,
             rep.topology = probe()
             from ..profiler.recording import live_source
 
+            from .runner import cuda_versions
+
             source = live_source()
-            try:
-                rep.environment = collect_environment(source.nvml, len(rep.topology.gpus))
+            try:  # NCCL version and the NCCL_* variables in force travel with each rank's figures
+                rep.environment = dataclasses.replace(collect_environment(source.nvml, len(rep.topology.gpus)),
+                                                      **cuda_versions())
             finally:
                 source.close()
             rep.measurements, rep.skipped = _gpu_work(comm, rep.topology, suite, only, reps)

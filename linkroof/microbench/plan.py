@@ -210,16 +210,21 @@ def make_plan(topo: Topology, suite: str = "default", gpus: Iterable[int] | None
     if len(usable) >= 2 and "nccl" in families:
         from .nccl import COLLECTIVES, NO_IN_PLACE
 
-        if suite == "quick":
-            grid = [("all_reduce", s, False) for s in (8, 512 * MiB)]
+        full_sizes = sizes or [8 * 4 ** k for k in range(15)]  # nccl-tests -b 8 -e 1G -f 4
+        if sizes:  # --sizes sweeps the collectives too, in any suite
+            grid = [(c, s_, False, "fp32") for c in COLLECTIVES for s_ in sizes]
+        elif suite == "quick":
+            grid = [("all_reduce", s_, False, "fp32") for s_ in (8, 512 * MiB)]
         elif suite == "default":
-            grid = [(c, s, False) for c in COLLECTIVES for s in (8, MiB, 512 * MiB)] + [("all_gather", 512 * MiB, True)]
+            grid = [(c, s_, False, "fp32") for c in COLLECTIVES for s_ in (8, MiB, 512 * MiB)]
+            grid.append(("all_gather", 512 * MiB, True, "fp32"))
         else:
-            grid = [(c, s, ip) for c in COLLECTIVES for s in (sizes or [8 * 4 ** k for k in range(15)])
+            grid = [(c, s_, ip, "fp32") for c in COLLECTIVES for s_ in full_sizes
                     for ip in (False, True) if not (ip and c in NO_IN_PLACE)]
-        for coll, size, ip in grid:
-            add("nccl", f"NCCL {coll} {size} B{' in-place' if ip else ''}", "nccl.collective", gpus=usable, coll=coll,
-                nbytes=size, in_place=ip, reps=20)
+            grid += [("all_reduce", s_, False, dt) for dt in ("bf16", "fp16") for s_ in full_sizes]
+        for coll, size, ip, dt in grid:
+            add("nccl", f"NCCL {coll} {size} B {dt}{' in-place' if ip else ''}", "nccl.collective", gpus=usable,
+                coll=coll, nbytes=size, in_place=ip, reps=20, dtype=dt)
 
     # 8. message-size sweeps per mechanism, on the first pair (last: the longest family)
     if suite != "quick" and first_pair:
