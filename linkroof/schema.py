@@ -49,10 +49,6 @@ def known(value: Any) -> bool:
     return value is not None and not isinstance(value, Unknown)
 
 
-def or_default(value: Any, default: Any) -> Any:
-    return value if known(value) else default
-
-
 # --------------------------------------------------------------------- topology
 
 

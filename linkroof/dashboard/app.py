@@ -106,7 +106,6 @@ def page_overview(data: Data, pid: str | None) -> Any:
 
     p = data.get(pid)
     model = data.model(pid)
-    topo = p.topology
     gpus = [{"gpu": g.index, "name": str(g.name), "bus id": str(g.pci_bus_id), "memory GB":
              round(g.memory_total_bytes / 1e9, 1) if isinstance(g.memory_total_bytes, int) else None,
              "NVLinks active": len(g.active_nvlinks), "PCIe": f"Gen{g.pcie_gen_max} x{g.pcie_width_max}",

@@ -150,17 +150,6 @@ def write_figure(fig: go.Figure, path: str) -> None:
 
 # ---------------------------------------------------------------- dashboard pages
 
-def _best(profile, name_prefix: str, mechanism: str | None, pattern: str, devices: tuple[int, ...] | None = None):
-    best = None
-    for m in profile.measurements:
-        if (m.spec.name.startswith(name_prefix) and m.spec.pattern == pattern and m.verified
-                and (mechanism is None or m.spec.mechanism == mechanism) and "parts" not in m.spec.params
-                and (devices is None or m.spec.devices == devices)):
-            if best is None or m.bandwidth_bytes_per_s > best.bandwidth_bytes_per_s:
-                best = m
-    return best
-
-
 def headline_rows(profile, model: MachineModel) -> list[dict]:
     """Overview: each headline figure measured against its spec ceiling."""
     rows = []

@@ -41,10 +41,6 @@ def cp() -> Any:
     return cupy
 
 
-def device_count() -> int:
-    return int(cp().cuda.runtime.getDeviceCount())
-
-
 @lru_cache(maxsize=None)
 def properties(dev: int) -> dict[str, Any]:
     props = cp().cuda.runtime.getDeviceProperties(dev)
@@ -148,10 +144,6 @@ class HostFlag:
 _PEER_STATE: dict[tuple[int, int], bool] = {}
 
 
-def can_access_peer(a: int, b: int) -> bool:
-    return bool(cp().cuda.runtime.deviceCanAccessPeer(a, b))
-
-
 def set_peer_access(a: int, b: int, enabled: bool) -> None:
     """Let device `a` map device `b`'s memory (or stop it). Idempotent."""
     cupy = cp()
@@ -172,7 +164,13 @@ def set_peer_access(a: int, b: int, enabled: bool) -> None:
 
 
 def free_memory() -> None:
-    """Hand cached device blocks back between benchmarks so each starts from a clean pool."""
-    cupy = cp()
+    """Hand cached device and pinned blocks back between benchmarks, so that buffers of
+    many sizes do not pile up in CuPy's pools (and one benchmark's leftovers never
+    starve the next)."""
+    import sys
+
+    cupy = sys.modules.get("cupy")
+    if cupy is None:
+        return
     cupy.get_default_memory_pool().free_all_blocks()
     cupy.get_default_pinned_memory_pool().free_all_blocks()

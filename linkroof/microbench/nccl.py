@@ -11,8 +11,6 @@ launcher each rank drives its own GPU (`RankCollectives`).
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -39,22 +37,10 @@ def nccl_module() -> Any:
     return nccl
 
 
-def nccl_env() -> dict[str, str]:
-    """The NCCL_* variables in force: algorithm, protocol, NVLS, P2P level, IB settings."""
-    return {k: v for k, v in sorted(os.environ.items()) if k.startswith("NCCL_")}
-
-
 def _value(index: Any, rank: int) -> Any:
     """The input element `index` of `rank`: small integers, exact in fp16/bf16/fp32 sums."""
     return ((index * 7 + rank * 13) % 31).astype(np.float64) if hasattr(index, "astype") else \
         float((index * 7 + rank * 13) % 31)
-
-
-@dataclass
-class _Bufs:
-    send: Any
-    recv: Any
-    count: int  # elements in the send buffer
 
 
 def _to_dtype(x64: Any, dtype: str) -> Any:

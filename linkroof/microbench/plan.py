@@ -200,7 +200,9 @@ def make_plan(topo: Topology, suite: str = "default", gpus: Iterable[int] | None
 
     # 9. compute peaks
     for g in headline[:1] if suite != "full" else headline:
-        dtypes = ("fp16",) if suite == "quick" else ("fp16", "bf16", "tf32", "fp32", "fp64")
+        from .compute import GEMM_DTYPES
+
+        dtypes = ("fp16",) if suite == "quick" else GEMM_DTYPES
         for dt in dtypes:
             add("compute", f"GEMM {dt} GPU{g}", "compute.gemm", dev=g, dtype=dt, reps=5 if suite == "quick" else r)
         if suite != "quick":

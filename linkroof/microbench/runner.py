@@ -75,6 +75,9 @@ def run_plan(plan: Plan, states: Callable[[], tuple[GpuState, ...]] | None = Non
                     devices = tuple(v for k, v in item.kwargs.items() if k in ("gpu", "src", "dst", "a", "b", "dev",
                                                                                 "runner", "target") and isinstance(v, int))
                     res.skipped.append(Skipped(item.title, _reason(e), devices))
+                from .cuda import free_memory
+
+                free_memory()
                 res.item_seconds.append((item.title, time.perf_counter() - t_item))
                 done += 1
             warnings = throttled(read_states())

@@ -18,7 +18,6 @@ from ..errors import NoGpuError
 from ..schema import Unknown
 
 # Field ids (nvml.h); kept here so replay needs no pynvml.
-FI_NVLINK_SPEED_MBPS_COMMON = 90
 FI_NVLINK_LINK_COUNT = 91
 FI_NVLINK_GET_SPEED = 164
 FI_NVLINK_THROUGHPUT_DATA_TX = 138
