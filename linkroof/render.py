@@ -110,7 +110,7 @@ def links_table(topo: Topology) -> Table:
         for link in active:
             key = {"switch": "NVSwitch", "gpu": f"GPU {show(link.remote_bus_id)}", "cpu": "CPU"}.get(link.remote_type, "unknown")
             reaches[key] = reaches.get(key, 0) + 1
-        p2p = {str(link.p2p_supported) for link in active} | set()
+        p2p = {str(link.p2p_supported) for link in active}
         atom = {str(link.p2p_atomics) for link in active}
         t.add_row(
             g.label, f"{len(active)} / {len(g.nvlinks)}",

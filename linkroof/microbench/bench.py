@@ -38,7 +38,7 @@ def run(plan: Plan, topology: Topology, label: str = "", progress: bool = True) 
         import dataclasses
 
         env = dataclasses.replace(collect_environment(source.nvml, 0), **cuda_versions())
-        reporter = _progress_bar() if progress else None
+        reporter = _ProgressBar() if progress else None
         try:
             result = run_plan(plan, states=states, progress=reporter.update if reporter else None)
         finally:
@@ -49,7 +49,7 @@ def run(plan: Plan, topology: Topology, label: str = "", progress: bool = True) 
     return run_profile(topology, env, plan, result, label=label)
 
 
-class _progress_bar:
+class _ProgressBar:
     """A rich progress bar on stderr."""
 
     def __init__(self) -> None:

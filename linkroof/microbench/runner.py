@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..schema import Environment, GpuState, Measurement, Profile, Skipped, Topology, Unknown
-from .cuda import BenchError
+from ..profiler.nvml import cuda_version_text
+from .cuda import BenchError, free_memory
 from .plan import Plan, PlannedBench
 
 
@@ -75,8 +76,6 @@ def run_plan(plan: Plan, states: Callable[[], tuple[GpuState, ...]] | None = Non
                     devices = tuple(v for k, v in item.kwargs.items() if k in ("gpu", "src", "dst", "a", "b", "dev",
                                                                                 "runner", "target") and isinstance(v, int))
                     res.skipped.append(Skipped(item.title, _reason(e), devices))
-                from .cuda import free_memory
-
                 free_memory()
                 res.item_seconds.append((item.title, time.perf_counter() - t_item))
                 done += 1
@@ -103,7 +102,7 @@ def cuda_versions() -> dict[str, Any]:
     cupy = cp()
     out: dict[str, Any] = {"cupy_version": cupy.__version__}
     v = cupy.cuda.runtime.runtimeGetVersion()
-    out["cuda_runtime_version"] = f"{v // 1000}.{(v % 1000) // 10}"
+    out["cuda_runtime_version"] = cuda_version_text(v)
     try:
         from cupy.cuda import nccl
 
