@@ -189,3 +189,19 @@ def test_torchrun_two_ranks_when_torch_is_here(tmp_path):
     assert res.returncode != 0
     latest = stored(store)[0]
     assert any("did not report within 3 s" in n for n in latest.notes)
+
+
+def test_mpi_gather_carries_reports_larger_than_an_irecv_buffer(tmp_path):
+    """A real rank's report (hundreds of measurements) is megabytes; a pre-posted irecv
+    truncates anything over 32 KiB (MPI_ERR_TRUNCATE), as on the 2xH200 machine."""
+    script = tmp_path / "g.py"
+    script.write_text(
+        "from linkroof.profiler.launch import MpiComm, detect\n"
+        "c = MpiComm(detect())\n"
+        "got = c.gather(bytes([c.ctx.rank]) * (4 << 20), timeout_s=60)\n"
+        "if c.ctx.rank == 0:\n"
+        "    print([(r, len(b), b[:1]) for r, b in got])\n")
+    res = subprocess.run([mpiexec(), "-n", "2", sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "[(0, 4194304, b'\\x00'), (1, 4194304, b'\\x01')]"

@@ -115,14 +115,15 @@ class MpiComm(Comm):
             self.comm.send(obj, dest=root, tag=self.TAG)
             return None
         got = [(root, obj)]
-        pending = {r: self.comm.irecv(source=r, tag=self.TAG) for r in range(self.ctx.world) if r != root}
+        # probe, then receive: a pickled report can be far larger than the buffer an
+        # irecv posts ahead of time (mpi4py's default is 32 KiB: MPI_ERR_TRUNCATE)
+        pending = {r for r in range(self.ctx.world) if r != root}
         deadline = time.monotonic() + timeout_s
         while pending and time.monotonic() < deadline:
-            for r, req in list(pending.items()):
-                done, value = req.test()
-                if done:
-                    got.append((r, value))
-                    del pending[r]
+            for r in sorted(pending):
+                if self.comm.iprobe(source=r, tag=self.TAG):
+                    got.append((r, self.comm.recv(source=r, tag=self.TAG)))
+                    pending.discard(r)
             time.sleep(0.01)
         return sorted(got, key=lambda x: x[0])
 
