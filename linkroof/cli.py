@@ -442,6 +442,8 @@ def _bench_distributed(ctx: click.Context, comm: Any, suite: str, families: list
     from .microbench.distributed import incomplete, run_distributed
 
     profile = run_distributed(comm, suite, families, reps, label, standin, timeout_s)
+    if profile is None or not incomplete(profile, comm.ctx.world):
+        comm.close()
     if profile is None:
         if comm.ctx.rank != 0:
             click.echo(f"rank {comm.ctx.rank} on {comm.ctx.hostname}: results sent to rank 0", err=True)

@@ -106,19 +106,15 @@ def _gpu_work(comm: Comm, topo: Topology, suite: str, only: list[str] | None,
         out += res.measurements
         skipped += res.skipped
     if only is None or "nccl" in only:
-        from .nccl import COLLECTIVES, NO_IN_PLACE, RankCollectives
+        from .nccl import RankCollectives
+        from .plan import nccl_grid
 
         rc = RankCollectives(comm, gpu)
-        sizes = [8 * 4 ** k for k in range(15)] if suite != "quick" else [8, 1 << 20, 512 << 20]
-        for coll in COLLECTIVES:
-            for size in sizes:
-                for ip in (False, True):
-                    if ip and coll in NO_IN_PLACE:
-                        continue
-                    try:
-                        out.append(rc.run(coll, size, reps=reps or 20, in_place=ip))
-                    except Exception as e:  # noqa: BLE001
-                        skipped.append(Skipped(f"nccl {coll} {size} B", f"{type(e).__name__}: {e}", (gpu,)))
+        for coll, size, ip, dt in nccl_grid(suite):
+            try:
+                out.append(rc.run(coll, size, dtype=dt, reps=reps or 20, in_place=ip))
+            except Exception as e:  # noqa: BLE001
+                skipped.append(Skipped(f"nccl {coll} {size} B {dt}", f"{type(e).__name__}: {e}", (gpu,)))
     return out, skipped
 
 

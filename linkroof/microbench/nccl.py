@@ -23,6 +23,7 @@ from .timing import GateTimeout, time_grouped
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce", "sendrecv")
 DTYPES = {"fp32": ("NCCL_FLOAT32", 4), "fp16": ("NCCL_FLOAT16", 2), "bf16": ("NCCL_BFLOAT16", 2)}
 NO_IN_PLACE = {"alltoall", "sendrecv"}
+SWEEP_SIZES = [8 * 4 ** k for k in range(14)] + [1 << 30]  # nccl-tests -b 8 -e 1G -f 4, then 1 GiB
 CONVENTION = "nccl-tests: algbw = size / time, busbw = algbw x factor"
 
 
@@ -149,14 +150,20 @@ class _Participant:
             c.recv(r, self.recv_n, self.ndt, (self.rank - 1) % n, sp)
 
     def check(self) -> tuple[int, int]:
-        """(wrong elements, checked elements) over up to 1 M sampled elements."""
-        if self.coll == "reduce" and self.rank != 0:
-            return 0, 0
+        """(wrong elements, checked elements) over up to 1 M sampled elements; a reduce's
+        non-root ranks check that their input was left untouched."""
         cupy = cp()
-        idx = np.unique(np.linspace(0, self.recv_n - 1, num=min(self.recv_n, 1 << 20)).astype(np.int64))
+        if self.coll == "reduce" and self.rank != 0:  # no result here: the input must be left as it was
+            buf, count = self.send, self.send_n
+        else:
+            buf, count = self.recv, self.recv_n
+        idx = np.unique(np.linspace(0, count - 1, num=min(count, 1 << 20)).astype(np.int64))
         with cupy.cuda.Device(self.dev):
-            got = _from_dtype(self.recv[cupy.asarray(idx)], self.dtype)
-        want = _expected(self.coll, self.rank, self.n, idx, self.recv_n)
+            got = _from_dtype(buf[cupy.asarray(idx)], self.dtype)
+        if buf is self.send:
+            want = _value(idx, self.rank)
+        else:
+            want = _expected(self.coll, self.rank, self.n, idx, self.recv_n)
         tol = 1e-2 if self.dtype == "bf16" else 1e-3
         wrong = int(np.count_nonzero(~np.isclose(got, want, rtol=tol, atol=0)))
         return wrong, len(idx)
@@ -291,8 +298,9 @@ def slowest_rank(per_rank: list[Measurement]) -> Measurement:
 
 def sweep(gpus: list[int], collectives: tuple[str, ...] = COLLECTIVES, sizes: list[int] | None = None,
           dtype: str = "fp32", reps: int = 20, in_place: tuple[bool, ...] = (False, True)) -> list[Measurement]:
-    """nccl-tests' -b 8 -e 1G -f 4 by default, every collective, out-of-place and in-place."""
-    sizes = sizes or [8 * 4 ** k for k in range(15)]
+    """nccl-tests' -b 8 -e 1G -f 4 by default (and 1 GiB itself), every collective,
+    out-of-place and in-place."""
+    sizes = sizes or SWEEP_SIZES
     out = []
     for coll in collectives:
         for size in sizes:

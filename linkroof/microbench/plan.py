@@ -57,6 +57,25 @@ def default_sizes(suite: str) -> list[int]:
     return [1 << k for k in range(4, 31, 2)]  # 16 B .. 1 GiB, every factor of 4
 
 
+def nccl_grid(suite: str, sizes: list[int] | None = None) -> list[tuple[str, int, bool, str]]:
+    """(collective, bytes, in-place, dtype) for a suite: quick = all-reduce at 8 B and
+    512 MiB; default = every collective at 8 B, 1 MiB, 512 MiB (+ in-place all-gather);
+    full = nccl-tests' sweep, in- and out-of-place, and all-reduce in bf16 and fp16.
+    `sizes` (--sizes) sweeps every collective out-of-place in any suite."""
+    from .nccl import COLLECTIVES, NO_IN_PLACE, SWEEP_SIZES
+
+    if sizes:
+        return [(c, s_, False, "fp32") for c in COLLECTIVES for s_ in sizes]
+    if suite == "quick":
+        return [("all_reduce", s_, False, "fp32") for s_ in (8, 512 * MiB)]
+    if suite == "default":
+        return [(c, s_, False, "fp32") for c in COLLECTIVES for s_ in (8, MiB, 512 * MiB)] + \
+            [("all_gather", 512 * MiB, True, "fp32")]
+    grid = [(c, s_, ip, "fp32") for c in COLLECTIVES for s_ in SWEEP_SIZES
+            for ip in (False, True) if not (ip and c in NO_IN_PLACE)]
+    return grid + [("all_reduce", s_, False, dt) for dt in ("bf16", "fp16") for s_ in SWEEP_SIZES]
+
+
 def make_plan(topo: Topology, suite: str = "default", gpus: Iterable[int] | None = None,
               only: Iterable[str] | None = None, sizes: list[int] | None = None, reps: int | None = None,
               allow_multicast: bool = False) -> Plan:
@@ -210,20 +229,7 @@ def make_plan(topo: Topology, suite: str = "default", gpus: Iterable[int] | None
 
     # NCCL collectives, one process driving every GPU (grouped calls)
     if len(usable) >= 2 and "nccl" in families:
-        from .nccl import COLLECTIVES, NO_IN_PLACE
-
-        full_sizes = sizes or [8 * 4 ** k for k in range(15)]  # nccl-tests -b 8 -e 1G -f 4
-        if sizes:  # --sizes sweeps the collectives too, in any suite
-            grid = [(c, s_, False, "fp32") for c in COLLECTIVES for s_ in sizes]
-        elif suite == "quick":
-            grid = [("all_reduce", s_, False, "fp32") for s_ in (8, 512 * MiB)]
-        elif suite == "default":
-            grid = [(c, s_, False, "fp32") for c in COLLECTIVES for s_ in (8, MiB, 512 * MiB)]
-            grid.append(("all_gather", 512 * MiB, True, "fp32"))
-        else:
-            grid = [(c, s_, ip, "fp32") for c in COLLECTIVES for s_ in full_sizes
-                    for ip in (False, True) if not (ip and c in NO_IN_PLACE)]
-            grid += [("all_reduce", s_, False, dt) for dt in ("bf16", "fp16") for s_ in full_sizes]
+        grid = nccl_grid(suite, sizes)
         for coll, size, ip, dt in grid:
             add("nccl", f"NCCL {coll} {size} B {dt}{' in-place' if ip else ''}", "nccl.collective", gpus=usable,
                 coll=coll, nbytes=size, in_place=ip, reps=20, dtype=dt)

@@ -350,6 +350,7 @@ def run_compare(kernel: str, inputs: str, reference: str | None = None, workload
         ref_result = run_callable(f"{reference.rsplit(':', 1)[1]}", ref_fn, make, CudaTimer(framework), None, reps,
                                   warmup, l2)
     gathered = comm.gather((result, ref_result), timeout_s=600)
+    comm.close()
     if ctx.rank != 0:
         return {"rank": ctx.rank}
     results = [r for _, r in gathered or []]

@@ -81,6 +81,9 @@ class Comm:
     def abort(self, code: int) -> None:
         raise SystemExit(code)
 
+    def close(self) -> None:
+        """Release what connecting set up (nothing, unless this process initialised it)."""
+
 
 class SingleComm(Comm):
     def __init__(self, ctx: LaunchContext):
@@ -140,7 +143,8 @@ class TorchComm(Comm):
         except ImportError as e:
             raise LaunchError(f"started by torchrun but torch is missing ({e})") from None
         self.dist = dist
-        if not dist.is_initialized():
+        self.owned = not dist.is_initialized()
+        if self.owned:
             # gloo for linkroof's own bookkeeping; NCCL for CUDA tensors of user callables
             import torch
 
@@ -185,6 +189,10 @@ class TorchComm(Comm):
 
     def abort(self, code: int) -> None:
         os._exit(code)
+
+    def close(self) -> None:
+        if self.owned and self.dist.is_initialized():
+            self.dist.destroy_process_group()
 
 
 def connect(ctx: LaunchContext | None = None) -> Comm:
