@@ -241,3 +241,14 @@ def test_bench_without_cupy_is_one_line(monkeypatch):
 
     with pytest.raises(cuda.CudaUnavailable, match="CuPy is not installed"):
         bench.run(make_plan(probe(replay="h200x2"), "quick"), probe(replay="h200x2"))
+
+
+def test_sorted_unique_equals_numpy_unique():
+    import numpy as np
+
+    from linkroof.microbench.buffers import sorted_unique
+
+    rng = np.random.default_rng(7)
+    for n in (0, 1, 5, 10_000):
+        a = rng.integers(0, max(1, n // 3), size=n).astype(np.uint64)
+        assert np.array_equal(sorted_unique(a), np.unique(a))

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..profiler.importers import BUSBW_FACTOR
 from ..schema import BenchSpec, Measurement
+from .buffers import sorted_unique
 from .cuda import BenchError, cp
 from .timing import GateTimeout, time_grouped
 
@@ -157,7 +158,7 @@ class _Participant:
             buf, count = self.send, self.send_n
         else:
             buf, count = self.recv, self.recv_n
-        idx = np.unique(np.linspace(0, count - 1, num=min(count, 1 << 20)).astype(np.int64))
+        idx = sorted_unique(np.linspace(0, count - 1, num=min(count, 1 << 20)).astype(np.int64))
         with cupy.cuda.Device(self.dev):
             got = _from_dtype(buf[cupy.asarray(idx)], self.dtype)
         if buf is self.send:
