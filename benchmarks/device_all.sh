@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# One call on nvidia-h200-x2 that re-validates what is measured: where an NCCL sweep's
-# wall time goes, the quick / default / full suites (full = the bundled reference),
+# One call on nvidia-h200-x2 that re-validates what is measured: the GPU tests, the
+# quick / default / full suites (full = the bundled reference),
 # NCCL under mpirun and torchrun against the single-process run, and compare's targets.
 # Each step has its own timeout. At most 8 files under $OUT (the device tool's limit).
 set -u
@@ -11,7 +11,8 @@ ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 log="$out/all.log"
 st="/tmp/linkroof-s.sqlite"
 {
-  if [ -z "${SKIP_OVERHEAD:-}" ]; then echo "== NCCL overhead"; timeout 60 $py benchmarks/nccl_overhead.py 2>&1 | head -80; fi
+  echo "== GPU tests"; t=$(date +%s%N)
+  timeout 150 $py -m pytest -q --durations=5 tests/gpu 2>&1 | tail -12; echo "wall $(ms $t) ms"
   echo "== quick suite (cold CuPy cache)"
   t=$(date +%s%N); CUPY_CACHE_DIR=$(mktemp -d) timeout 60 $py -m linkroof --store $st bench --suite quick --no-save --json --out "$out/quick.json" >/dev/null 2>&1; echo "wall $(ms $t) ms"
   echo "== default suite"

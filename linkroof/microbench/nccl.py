@@ -123,9 +123,17 @@ class _Participant:
             else:
                 self.send = _to_dtype(cupy.zeros(send_n), dtype)
                 self.recv = _to_dtype(cupy.full(recv_n, -1.0), dtype)
-            values = _value(cupy.arange(send_n, dtype=cupy.int64), rank)
-            self.send[...] = _to_dtype(values, dtype)
         self.send_n, self.recv_n = send_n, recv_n
+        self.reset()
+
+    def reset(self) -> None:
+        """Poison the result, then write the input (in place they overlap): the state
+        before one collective. Timed repetitions of an in-place reduction accumulate, so
+        the checked run starts from here again, as in nccl-tests."""
+        cupy = cp()
+        with cupy.cuda.Device(self.dev):
+            self.recv[...] = _to_dtype(cupy.full(self.recv_n, -1.0), self.dtype)
+            self.send[...] = _to_dtype(_value(cupy.arange(self.send_n, dtype=cupy.int64), self.rank), self.dtype)
 
     def issue(self, stream: Any) -> None:
         c, n, s, r = self.comm, self.n, self.send.data.ptr, self.recv.data.ptr
@@ -216,12 +224,25 @@ def collective(gpus: list[int], coll: str, nbytes: int, dtype: str = "fp32", in_
     except GateTimeout:
         per_dev = _ungated(parts, rep, reps)
         gated = False
-    for p in parts:
-        cp().cuda.Device(p.dev).synchronize()
-    checks = [p.check() for p in parts]
+    checks = _checked_run(parts, rep)
     times = [max(ts[i] for ts in per_dev) for i in range(reps)]
     return _measurement(coll, n, nbytes, dtype, in_place, times, sum(w for w, _ in checks), sum(c for _, c in checks),
                         tuple(gpus), {"processes": 1, **({} if gated else {"gated": False})})
+
+
+def _checked_run(parts: list[_Participant], rep: Any) -> list[tuple[int, int]]:
+    """After the timed repetitions: reset every input, run the collective once, check."""
+    from .timing import stream
+
+    cupy = cp()
+    for p in parts:
+        cupy.cuda.Device(p.dev).synchronize()
+        p.reset()
+        cupy.cuda.Device(p.dev).synchronize()
+    rep([stream(p.dev, 0) for p in parts])
+    for p in parts:
+        cupy.cuda.Device(p.dev).synchronize()
+    return [p.check() for p in parts]
 
 
 def _ungated(parts: list[_Participant], rep: Any, reps: int) -> list[list[float]]:
@@ -276,8 +297,7 @@ class RankCollectives:
             (times,) = time_grouped([self.device], rep, reps, warmup=3, ops_per_rep=ops)
         except GateTimeout:
             (times,) = _ungated([part], rep, reps)
-        cp().cuda.Device(self.device).synchronize()
-        wrong, checked = part.check()
+        ((wrong, checked),) = _checked_run([part], rep)
         return _measurement(coll, n, nbytes, dtype, in_place, times, wrong, checked, (rank,),
                             {"processes": n, "rank_time": "this rank"})
 

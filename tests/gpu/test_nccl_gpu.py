@@ -23,6 +23,17 @@ def test_every_collective_checks_out(coll, dtype):
 
 
 @needs_two
+@pytest.mark.parametrize("coll", ["all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce"])
+def test_in_place_collectives_check_out_after_many_repetitions(coll):
+    """In place, timed repetitions of a reduction accumulate; the checked run starts over
+    (a full sweep on 2xH200 once flagged every in-place reduction as wrong)."""
+    from linkroof.microbench import nccl
+
+    m = nccl.collective([0, 1], coll, 1 << 20, in_place=True, reps=20)
+    assert m.verified and "#wrong 0 of" in m.verification, m.verification
+
+
+@needs_two
 def test_all_reduce_bandwidth_and_in_place():
     from linkroof.microbench import nccl
 
