@@ -79,7 +79,12 @@ def sweeps(p: Profile):
 def main() -> None:
     for path in sys.argv[1:]:
         p = loads(open(path).read(), Profile)
-        print(f"== {path}: {p.id} {p.label} ({len(p.measurements)} measurements)")
+        bad = [m for m in p.measurements if not m.verified]
+        print(f"== {path}: {p.id} {p.label} ({len(p.measurements)} measurements, {len(bad)} unverified, "
+              f"{len(p.skipped)} skipped)")
+        for m in bad[:10]:
+            print(f"  UNVERIFIED {m.spec.name} {m.spec.pattern} {m.spec.message_bytes} B {m.spec.params}: "
+                  f"{m.verification}")
         for name, mech, pattern, v, ref, better, source, verdict in headline(p):
             vs = f"{v:9.1f}" if v is not None else "        -"
             print(f"  {name:34s} {mech:8s} {pattern:10s} {vs}  ref {ref:7.1f} ({source}) {verdict}")
