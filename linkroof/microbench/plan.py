@@ -213,7 +213,7 @@ def make_plan(topo: Topology, suite: str = "default", gpus: Iterable[int] | None
                 add("latency", f"TMA round trip GPU{a} <- GPU{b}", "latency.tma_roundtrip", runner=a, target=b)
     for g in headline[:1]:
         add("latency", f"pointer chase pinned host from GPU{g}", "latency.pointer_chase", runner=g, where="host",
-            reps=2 if suite == "quick" else 3)
+            reps=2 if suite == "quick" else 5)  # host round trips see the host's noise: more repetitions
         if suite != "quick":
             add("latency", f"pointer chase GPU{g} local (2 MiB, L2)", "latency.pointer_chase", runner=g, where="local")
 

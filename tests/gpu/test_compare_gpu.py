@@ -33,10 +33,13 @@ def test_all_reduce_counter_bytes_match_the_ring_formula():
 
     topo = probe()
     counters = NvmlCounters([0, 1], {g.index: len(g.nvlinks) for g in topo.gpus})
-    size, reps = 256 << 20, 10
-    before = counters.read()
-    nccl.collective([0, 1], "all_reduce", size, reps=reps)
-    after = counters.read()
-    sent = (after[0]["nvlink_tx"] - before[0]["nvlink_tx"])
-    per_call = sent / (reps + 3)  # collective() runs 3 warm-ups before the timed repetitions
+    size = 256 << 20
+
+    def sent(reps: int) -> float:
+        before = counters.read()
+        nccl.collective([0, 1], "all_reduce", size, reps=reps)
+        return counters.read()[0]["nvlink_tx"] - before[0]["nvlink_tx"]
+
+    # the difference of two runs cancels the warm-ups and the checked run
+    per_call = (sent(30) - sent(10)) / 20
     assert per_call == pytest.approx(collective_link_bytes("all_reduce", size, 2), rel=0.05)
