@@ -173,12 +173,14 @@ def test_toml_file(tmp_path):
 
 def test_advise(ref):
     a = advise(ref, 64 << 10, "p2p_write")
-    assert a.fastest.mechanism == "sm" and a.margin > 1.2
+    assert a.fastest.mechanism == "sm" and a.margin > 1.1  # over TMA, on the 2xH200 reference
     ce = next(m for m in a.mechanisms if m.mechanism == "ce")
     assert ce.size_90 is not None and ce.size_50 < ce.size_90
     big = advise(ref, 1 << 30, "p2p_write")
     assert big.fastest.mechanism == "ce"
-    none = advise(ref, 1 << 20, "all_reduce")
+    coll = advise(ref, 1 << 20, "all_reduce")  # the reference has NCCL's sweep
+    assert [m.mechanism for m in coll.mechanisms] == ["nccl"] and coll.fastest.size_50 < coll.fastest.size_90
+    none = advise(ref, 1 << 20, "one_to_all")
     assert not none.mechanisms and "no message-size sweep" in none.notes[0]
 
 
@@ -202,7 +204,7 @@ def test_cli_roofline_and_advise(tmp_path, store_path):
     adv = json.loads(r.invoke(cli, ["advise", "--size", "1G", "--json"]).stdout)
     assert adv["fastest"] == "ce"
     assert r.invoke(cli, ["advise", "--size", "64Q"]).exit_code == 2
-    res = r.invoke(cli, ["advise", "--size", "1M", "--pattern", "all_reduce"])
+    res = r.invoke(cli, ["advise", "--size", "1M", "--pattern", "one_to_all"])
     assert res.exit_code == 1 and "no message-size sweep" in res.output
 
 
