@@ -123,17 +123,21 @@ def _gate(lanes: list[Lane], streams: list[Any], reps: int, gated: bool) -> list
 
 
 def time_grouped(devices: list[int], enqueue_rep: Callable[[list[Any]], None], reps: int, warmup: int = 2,
-                 ops_per_rep: int = 1) -> list[list[float]]:
+                 ops_per_rep: int = 1, settle: int = 5) -> list[list[float]]:
     """Like time_lanes, for operations that must be issued together on every device's
     stream (NCCL group calls): `enqueue_rep(streams)` issues one repetition on all of
-    them. Seconds per repetition, one list per device."""
+    them. Seconds per repetition, one list per device.
+
+    `settle` untimed repetitions run right after each release of the gate: on 2xH200
+    the first few NCCL calls after it took about 110 us each where the median was
+    8 us (an 8 B all-reduce), then every later one was steady."""
     cupy = cp()
     streams = [stream(d, 0) for d in devices]
     for _ in range(warmup):
         enqueue_rep(streams)
     for s in streams:
         s.synchronize()
-    per_gate = max(1, MAX_QUEUED // (ops_per_rep + 1) - 1)
+    per_gate = max(1, MAX_QUEUED // (ops_per_rep + 1) - settle)
     out: list[list[float]] = [[] for _ in devices]
     done = 0
     flag = _flag()
@@ -145,10 +149,8 @@ def time_grouped(devices: list[int], enqueue_rep: Callable[[list[Any]], None], r
             with cupy.cuda.Device(d):
                 launch(d, "spin_wait", 1, 1, (cupy.uint64(flag.flag_ptr), cupy.uint64(int(SPIN_TIMEOUT_S * 1e9)),
                                               cupy.uint64(flag.timeout_ptr)), stream=s)
-        # one untimed repetition right after the gate: the first group call after the
-        # release runs many times slower (measured on 2xH200: 200 us for an 8 B
-        # all-reduce whose median is 8 us; the copies' lanes show nothing of the kind)
-        enqueue_rep(streams)
+        for _ in range(settle):  # untimed, right after the release (see above)
+            enqueue_rep(streams)
         for d, s in zip(devices, streams):
             with cupy.cuda.Device(d):
                 ev = [cupy.cuda.Event() for _ in range(batch + 1)]
