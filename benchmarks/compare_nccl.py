@@ -14,8 +14,9 @@ REF = {"all_reduce": 313.8, "all_gather": 255.7, "alltoall": 294.3, "sendrecv": 
 def figures(p: Profile) -> dict:
     out = {}
     for m in p.measurements:
-        if m.spec.mechanism != "nccl" or m.spec.params.get("in_place") or m.spec.params.get("rank_time") == "this rank":
-            continue  # per-rank figures; the merged slowest-rank one is used
+        if m.spec.mechanism != "nccl" or m.spec.params.get("in_place") or m.spec.params.get("rank_time") == "this rank" \
+                or m.spec.params.get("dtype", "fp32") != "fp32":
+            continue  # fp32 out of place, as the reference; per rank: the merged slowest-rank figure is used
         if m.spec.message_bytes == 512 << 20:
             out[(m.spec.pattern, "busbw")] = m.busbw_bytes_per_s / 1e9
         if m.spec.message_bytes == 8 and m.spec.pattern == "all_reduce":
