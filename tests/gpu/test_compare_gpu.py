@@ -43,3 +43,32 @@ def test_all_reduce_counter_bytes_match_the_ring_formula():
     # the difference of two runs cancels the warm-ups and the checked run
     per_call = (sent(30) - sent(10)) / 20
     assert per_call == pytest.approx(collective_link_bytes("all_reduce", size, 2), rel=0.05)
+
+
+@needs_two
+@pytest.mark.parametrize("example, workload", [("allreduce_torch.py:all_reduce", "allreduce.toml"),
+                                               ("allgather_gemm_naive.py:allgather_gemm", "allgather_gemm.toml")])
+def test_torch_examples_run_under_torchrun(tmp_path, example, workload):
+    """The examples as a user runs them: two ranks under torchrun, through the CLI; the
+    NVLink counters see the workload's bytes and the process group is closed."""
+    import json
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    pytest.importorskip("torch")
+    torchrun = shutil.which("torchrun") or str(Path(sys.executable).parent / "torchrun")
+    module, fn = example.split(":")
+    cmd = [torchrun, "--nproc-per-node", "2", "-m", "linkroof", "--store", str(tmp_path / "s.sqlite"), "compare",
+           f"examples/{module}:{fn}", "--inputs", f"examples/{module}:make_inputs", "--workload",
+           f"examples/{workload}", "--reps", "20", "--json"]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert res.returncode == 0, res.stderr[-3000:]
+    doc = json.loads(res.stdout[res.stdout.index("{"):])
+    measured = next(p for p in doc["placements"] if p["ceilings_kind"] == "measured")
+    assert 0 < measured["derived"]["fraction_of_roofline"] <= 1.0001
+    sent = max(v["nvlink_tx"] for v in doc["counter_bytes_per_call"].values())
+    assert sent == pytest.approx(measured["workload"]["link_bytes"]["nvlink"], rel=0.05)
+    assert "destroy_process_group() was not called" not in res.stderr
