@@ -69,6 +69,9 @@ def test_eight_gpu_plans():
     assert len(pairs(full)) == 56 and len(pairs(default)) == 29  # every pair once, plus one reversed
     conc = [i for i in default.items if i.family == "concurrency"]
     assert all(i.kwargs["gpus"] == list(range(8)) for i in conc)
+    # the driver's host-staged copy takes ~2 s a pair (2xH200): one pair in default, all in full
+    staged = lambda p: [i for i in p.items if i.kwargs.get("peer_access") is False]  # noqa: E731
+    assert len(staged(default)) == 1 and len(staged(full)) == 28
 
 
 def test_single_gpu_and_mig():
@@ -152,6 +155,11 @@ def test_runner_keeps_going_and_keeps_results(monkeypatch):
     assert "MemoryError" in res.skipped[0].reason
     assert all("GPU0 throttled: sw_power_cap" in x.warnings for x in res.measurements)
     assert not res.interrupted and len(res.item_seconds) == 3
+    from linkroof.profiler.environment import collect_environment
+
+    prof = runner.run_profile(probe(replay="h200x1"), collect_environment(), plan, res)
+    assert any(n.startswith("wall time per family (s / benchmarks): local ") and n.endswith(" / 3")
+               for n in prof.notes)
 
 
 def test_runner_ctrl_c_keeps_what_was_measured(monkeypatch):

@@ -26,7 +26,7 @@ class RunResult:
     states_after: tuple[GpuState, ...] = ()
     seconds: float = 0.0
     interrupted: bool = False
-    item_seconds: list[tuple[str, float]] = field(default_factory=list)
+    item_seconds: list[tuple[str, str, float]] = field(default_factory=list)  # (family, title, seconds)
 
 
 def _function(path: str) -> Callable[..., Any]:
@@ -77,7 +77,7 @@ def run_plan(plan: Plan, states: Callable[[], tuple[GpuState, ...]] | None = Non
                                                                                 "runner", "target") and isinstance(v, int))
                     res.skipped.append(Skipped(item.title, _reason(e), devices))
                 free_memory()
-                res.item_seconds.append((item.title, time.perf_counter() - t_item))
+                res.item_seconds.append((family, item.title, time.perf_counter() - t_item))
                 done += 1
             warnings = throttled(read_states())
             if warnings:
@@ -118,10 +118,15 @@ def run_profile(topology: Topology, environment: Environment, plan: Plan, result
     from ..roofline.checks import flag_above_spec
 
     env = dataclasses.replace(environment, gpu_states_before=result.states_before, gpu_states_after=result.states_after)
-    slowest = sorted(result.item_seconds, key=lambda x: -x[1])[:5]
+    slowest = sorted(result.item_seconds, key=lambda x: -x[2])[:5]
+    per_family: dict[str, list[float]] = {}
+    for family, _, sec in result.item_seconds:
+        per_family.setdefault(family, []).append(sec)
     notes = list(topology.notes) + result.notes + [
         f"suite {plan.suite}: {len(result.measurements)} measurements in {result.seconds:.1f} s; slowest: "
-        + ", ".join(f"{title} {sec:.1f} s" for title, sec in slowest)]
+        + ", ".join(f"{title} {sec:.1f} s" for _, title, sec in slowest),
+        "wall time per family (s / benchmarks): "
+        + ", ".join(f"{f} {sum(v):.1f} / {len(v)}" for f, v in per_family.items())]
     measurements = flag_above_spec(topology, result.measurements)
     return make_profile([topology], [env], measurements, result.skipped, label=label or f"bench:{plan.suite}",
                         notes=notes)
