@@ -205,3 +205,61 @@ def test_mpi_gather_carries_reports_larger_than_an_irecv_buffer(tmp_path):
                          timeout=120)
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == "[(0, 4194304, b'\\x00'), (1, 4194304, b'\\x01')]"
+
+
+def test_internode_partners_are_rail_aligned():
+    from linkroof.microbench.nccl import internode_peers
+
+    one_host = {0: "a", 1: "a"}
+    assert internode_peers(one_host, 0) == (None, None)
+    two = {0: "a", 1: "a", 2: "b", 3: "b"}
+    assert [internode_peers(two, r) for r in range(4)] == [(2, 2), (3, 3), (0, 0), (1, 1)]
+    three = {r: "abc"[r // 2] for r in range(6)}  # next host to send to, previous to receive from
+    assert internode_peers(three, 0) == (2, 4) and internode_peers(three, 5) == (1, 3)
+    uneven = {0: "a", 1: "a", 2: "b"}  # rank 1 has no partner: it sits the exchange out
+    assert internode_peers(uneven, 1) == (None, None) and internode_peers(uneven, 2) == (0, 0)
+    # every send has its receive
+    for layout in (two, three, uneven):
+        for r in layout:
+            to, _ = internode_peers(layout, r)
+            assert to is None or internode_peers(layout, to)[1] == r
+
+
+def test_rank_zero_merges_collectives_and_the_exchange_between_hosts(monkeypatch):
+    """Two hosts, two ranks each: the per-rank NCCL figures of every rank merge into one
+    slowest-rank figure per collective, the send/recv between hosts too."""
+    import dataclasses
+
+    from linkroof.microbench import distributed as D
+    from linkroof.microbench.nccl import INTERNODE
+    from linkroof.schema import BenchSpec, Measurement
+
+    hosts = {0: "a", 1: "a", 2: "b", 3: "b"}
+    topo = probe(replay="h200x2")
+
+    def rank_report(r):
+        def m(name, pattern, t):
+            spec = BenchSpec(name, "nccl", pattern, (r,), 1 << 20, 3, params={"dtype": "fp32", "in_place": False,
+                                                                              "rank_time": "this rank"})
+            return Measurement(spec, (t, t, t), 1 << 20, "nccl", True, busbw_factor=1.0, host=hosts[r], rank=r)
+
+        return RankReport(r, hosts[r], topology=dataclasses.replace(topo, host=dataclasses.replace(topo.host,
+                                                                                                   hostname=hosts[r])),
+                          measurements=[m("nccl_all_reduce", "all_reduce", 1e-3 * (r + 1)),
+                                        m("nccl_internode_sendrecv", INTERNODE, 2e-3 + r * 1e-4)])
+
+    class FourRanks(SingleComm):
+        calls = 0
+
+        def gather(self, obj, timeout_s, root=0):
+            FourRanks.calls += 1
+            if FourRanks.calls == 1:
+                return sorted(hosts.items())
+            return [(r, rank_report(r)) for r in range(4)]
+
+    monkeypatch.setattr(D, "_rank_work", lambda *a, **k: rank_report(0))
+    prof = run_distributed(FourRanks(LaunchContext("mpi", 0, 4, 0, "a")), timeout_s=5)
+    merged = {m.spec.pattern: m for m in prof.measurements if m.spec.params["rank_time"] != "this rank"}
+    assert merged["all_reduce"].times_s == (4e-3,) * 3 and merged["all_reduce"].spec.devices == (0, 1, 2, 3)
+    assert merged[INTERNODE].median_s == pytest.approx(2.3e-3)
+    assert prof.hostnames == ("a", "b")

@@ -57,7 +57,8 @@ def standin_work(rank: int, nbytes: int = 8 << 20, reps: int = 5) -> list[Measur
                         verification="destination equals source" if ok else "copy mismatch")]
 
 
-def _rank_work(comm: Comm, suite: str, only: list[str] | None, reps: int | None, standin: bool) -> RankReport:
+def _rank_work(comm: Comm, suite: str, only: list[str] | None, reps: int | None, standin: bool,
+               host_of: dict[int, str] | None = None) -> RankReport:
     ctx = comm.ctx
     t0 = time.perf_counter()
     rep = RankReport(ctx.rank, ctx.hostname)
@@ -81,7 +82,7 @@ def _rank_work(comm: Comm, suite: str, only: list[str] | None, reps: int | None,
                                                       **cuda_versions())
             finally:
                 source.close()
-            rep.measurements, rep.skipped = _gpu_work(comm, rep.topology, suite, only, reps)
+            rep.measurements, rep.skipped = _gpu_work(comm, rep.topology, suite, only, reps, host_of or {})
     except Exception as e:  # noqa: BLE001 - reported to rank 0, which names the rank and host
         rep.error = f"{type(e).__name__}: {e}"
         if os.environ.get("LINKROOF_DEBUG"):
@@ -91,8 +92,14 @@ def _rank_work(comm: Comm, suite: str, only: list[str] | None, reps: int | None,
     return rep
 
 
+def internode_sizes(suite: str) -> list[int]:
+    from .nccl import SWEEP_SIZES
+
+    return {"quick": [512 << 20], "default": [1 << 20, 512 << 20]}.get(suite, SWEEP_SIZES)
+
+
 def _gpu_work(comm: Comm, topo: Topology, suite: str, only: list[str] | None,
-              reps: int | None) -> tuple[list[Measurement], list[Skipped]]:
+              reps: int | None, host_of: dict[int, str]) -> tuple[list[Measurement], list[Skipped]]:
     from .plan import make_plan
     from .runner import run_plan
 
@@ -115,6 +122,16 @@ def _gpu_work(comm: Comm, topo: Topology, suite: str, only: list[str] | None,
                 out.append(rc.run(coll, size, dtype=dt, reps=reps or 20, in_place=ip))
             except Exception as e:  # noqa: BLE001
                 skipped.append(Skipped(f"nccl {coll} {size} B {dt}", f"{type(e).__name__}: {e}", (gpu,)))
+        from .nccl import internode_peers
+
+        peers = internode_peers(host_of, comm.ctx.rank)
+        if peers != (None, None):  # several hosts: every rank with its partner on the next host, at once
+            for size in internode_sizes(suite):
+                try:
+                    out.append(rc.run_internode(size, peers, reps=reps or 20))
+                except Exception as e:  # noqa: BLE001
+                    skipped.append(Skipped(f"nccl send/recv between hosts {size} B", f"{type(e).__name__}: {e}",
+                                           (gpu,)))
     return out, skipped
 
 
@@ -123,7 +140,8 @@ def run_distributed(comm: Comm, suite: str = "default", only: list[str] | None =
     """Every rank calls this; rank 0 returns the merged Profile, the others None."""
     ctx = comm.ctx
     hosts = comm.gather(ctx.hostname, timeout_s)  # who is there, before any work
-    report = _rank_work(comm, suite, only, reps, standin)
+    host_of: dict[int, str] = comm.bcast(dict(hosts or []) if ctx.rank == 0 else None)  # every rank: who is where
+    report = _rank_work(comm, suite, only, reps, standin, host_of)
     got = comm.gather(report, timeout_s)
     if ctx.rank != 0:
         return None
@@ -154,12 +172,17 @@ def run_distributed(comm: Comm, suite: str = "default", only: list[str] | None =
     if not standin:
         from .nccl import slowest_rank
 
+        from .nccl import INTERNODE, internode_peers
+
+        # ranks with a partner on another host (a rank without one sits the exchange out)
+        paired = sum(1 for r in host_of if internode_peers(host_of, r) != (None, None))
         groups: dict[tuple[Any, ...], list[Measurement]] = {}
         for m in measurements:
             if m.spec.mechanism == "nccl":
                 key = (m.spec.name, m.spec.message_bytes, m.spec.params.get("dtype"), m.spec.params.get("in_place"))
                 groups.setdefault(key, []).append(m)
-        measurements += [slowest_rank(ms) for ms in groups.values() if len(ms) == ctx.world]
+        measurements += [slowest_rank(ms) for ms in groups.values()
+                         if len(ms) == (paired if ms[0].spec.pattern == INTERNODE else ctx.world)]
     if not topologies:
         return None
     from ..profiler.session import make_profile

@@ -11,6 +11,7 @@ launcher each rank drives its own GPU (`RankCollectives`).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,7 @@ from .timing import GateTimeout, time_grouped
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce", "sendrecv")
 DTYPES = {"fp32": ("NCCL_FLOAT32", 4), "fp16": ("NCCL_FLOAT16", 2), "bf16": ("NCCL_BFLOAT16", 2)}
 NO_IN_PLACE = {"alltoall", "sendrecv"}
+INTERNODE = "sendrecv_internode"  # send/recv between hosts, every rank with its partner at once
 SWEEP_SIZES = [8 * 4 ** k for k in range(14)] + [1 << 30]  # nccl-tests -b 8 -e 1G -f 4, then 1 GiB
 CONVENTION = "nccl-tests: algbw = size / time, busbw = algbw x factor"
 
@@ -104,10 +106,12 @@ class _Participant:
     """One rank's buffers and calls (a device of a single process, or a process)."""
 
     def __init__(self, nccl: Any, comm: Any, dev: int, rank: int, n: int, coll: str, nbytes: int, dtype: str,
-                 in_place: bool):
+                 in_place: bool, peers: tuple[int | None, int | None] | None = None):
         cupy = cp()
         name, esize = DTYPES[dtype]
         self.nccl, self.comm, self.dev, self.rank, self.n, self.coll = nccl, comm, dev, rank, n, coll
+        # send/recv partners: (send to, receive from); the ring's neighbours unless given
+        self.send_to, self.recv_from = peers if peers is not None else ((rank + 1) % n, (rank - 1) % n)
         self.dtype, self.in_place = dtype, in_place
         self.ndt = getattr(nccl, name, None)
         if self.ndt is None:
@@ -155,15 +159,17 @@ class _Participant:
                 c.send(s + p * chunk * esize, chunk, self.ndt, p, sp)
                 c.recv(r + p * chunk * esize, chunk, self.ndt, p, sp)
         elif self.coll == "sendrecv":
-            c.send(s, self.send_n, self.ndt, (self.rank + 1) % n, sp)
-            c.recv(r, self.recv_n, self.ndt, (self.rank - 1) % n, sp)
+            if self.send_to is not None:
+                c.send(s, self.send_n, self.ndt, self.send_to, sp)
+            if self.recv_from is not None:
+                c.recv(r, self.recv_n, self.ndt, self.recv_from, sp)
 
     def check(self) -> tuple[int, int]:
         """(wrong elements, checked elements) over up to 1 M sampled elements; a reduce's
         non-root ranks check that their input was left untouched."""
         cupy = cp()
-        if self.coll == "reduce" and self.rank != 0:  # no result here: the input must be left as it was
-            buf, count = self.send, self.send_n
+        if (self.coll == "reduce" and self.rank != 0) or (self.coll == "sendrecv" and self.recv_from is None):
+            buf, count = self.send, self.send_n  # no result here: the input must be left as it was
         else:
             buf, count = self.recv, self.recv_n
         idx = sorted_unique(np.linspace(0, count - 1, num=min(count, 1 << 20)).astype(np.int64))
@@ -171,6 +177,8 @@ class _Participant:
             got = _from_dtype(buf[cupy.asarray(idx)], self.dtype)
         if buf is self.send:
             want = _value(idx, self.rank)
+        elif self.coll == "sendrecv":
+            want = _value(idx, self.recv_from)
         else:
             want = _expected(self.coll, self.rank, self.n, idx, self.recv_n)
         tol = 1e-2 if self.dtype == "bf16" else 1e-3
@@ -301,6 +309,52 @@ class RankCollectives:
         return _measurement(coll, n, nbytes, dtype, in_place, times, wrong, checked, (rank,),
                             {"processes": n, "rank_time": "this rank"})
 
+    def run_internode(self, nbytes: int, peers: tuple[int | None, int | None], dtype: str = "fp32",
+                      reps: int = 20) -> Measurement:
+        """Every rank sends `nbytes` to its partner on the next host and receives from
+        the previous one, all at once (every NIC rail busy): bytes sent per second."""
+        n, rank = self.comm.ctx.world, self.comm.ctx.rank
+        part = _Participant(self.nccl, self.nc, self.device, rank, n, "sendrecv", nbytes, dtype, False, peers)
+        nccl = self.nccl
+
+        def rep(streams: list[Any]) -> None:
+            nccl.groupStart()
+            part.issue(streams[0])
+            nccl.groupEnd()
+
+        try:
+            (times,) = time_grouped([self.device], rep, reps, warmup=3, ops_per_rep=2)
+        except GateTimeout:
+            (times,) = _ungated([part], rep, reps)
+        ((wrong, checked),) = _checked_run([part], rep)
+        m = _measurement("sendrecv", n, nbytes, dtype, False, times, wrong, checked, (rank,),
+                         {"processes": n, "rank_time": "this rank", "send_to": peers[0], "recv_from": peers[1]})
+        return dataclasses.replace(m, spec=dataclasses.replace(m.spec, name="nccl_internode_sendrecv",
+                                                               pattern=INTERNODE))
+
+
+def internode_peers(host_of: dict[int, str], rank: int) -> tuple[int | None, int | None]:
+    """Rail-aligned partners across hosts: the rank with the same local index on the
+    next host (send to) and on the previous one (receive from); (None, None) on one
+    host. Hosts are ordered by their lowest rank, local indices by rank."""
+    hosts: list[str] = []
+    ranks_on: dict[str, list[int]] = {}
+    for r in sorted(host_of):
+        h = host_of[r]
+        if h not in ranks_on:
+            hosts.append(h)
+            ranks_on[h] = []
+        ranks_on[h].append(r)
+    if len(hosts) < 2 or rank not in host_of:
+        return None, None
+    here = hosts.index(host_of[rank])
+    local = ranks_on[host_of[rank]].index(rank)
+
+    def at(h: str) -> int | None:
+        return ranks_on[h][local] if local < len(ranks_on[h]) else None
+
+    return at(hosts[(here + 1) % len(hosts)]), at(hosts[(here - 1) % len(hosts)])
+
 
 def slowest_rank(per_rank: list[Measurement]) -> Measurement:
     """Merge one collective's per-rank measurements: per repetition the slowest rank."""
@@ -309,8 +363,10 @@ def slowest_rank(per_rank: list[Measurement]) -> Measurement:
     times = [max(m.times_s[i] for m in per_rank) for i in range(reps)]
     n = len(per_rank)
     ok = all(m.verified or "nothing to check" in m.verification for m in per_rank)
-    spec = BenchSpec(first.spec.name, "nccl", first.spec.pattern, tuple(range(n)), first.spec.message_bytes, reps,
-                     params={**{k: v for k, v in first.spec.params.items() if k != "rank_time"},
+    ranks = tuple(sorted({d for m in per_rank for d in m.spec.devices})) if len(per_rank) > 1 else tuple(range(n))
+    spec = BenchSpec(first.spec.name, "nccl", first.spec.pattern, ranks, first.spec.message_bytes, reps,
+                     params={**{k: v for k, v in first.spec.params.items()
+                                if k not in ("rank_time", "send_to", "recv_from")},
                              "rank_time": "slowest rank per repetition"})
     return Measurement(spec=spec, times_s=tuple(times), bytes_per_rep=first.bytes_per_rep, bytes_convention=CONVENTION,
                        verified=ok, verification="every rank checked its result" if ok else "a rank found wrong results",
