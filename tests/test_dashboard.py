@@ -118,6 +118,12 @@ def test_figure_builders_on_the_reference():
     assert head.data[0].orientation == "h" and max(head.data[0].x) <= 100
     coll = F.collectives_figure(p, model)
     assert coll.layout.yaxis.title.text == "bus bandwidth (GB/s)"
+    names = [t.name for t in coll.data]  # one line per collective and data type (fp32 unnamed)
+    assert {"all_reduce (linkroof)", "all_reduce bf16 (linkroof)", "all_reduce fp16 (linkroof)"} <= set(names)
+    fp32 = next(t for t in coll.data if t.name == "all_reduce (linkroof)")
+    ref = {m.spec.message_bytes: m.busbw_bytes_per_s / 1e9 for m in p.measurements
+           if m.spec.name == "nccl_all_reduce" and m.spec.params["dtype"] == "fp32" and not m.spec.params["in_place"]}
+    assert dict(zip(fp32.x, fp32.y)) == pytest.approx(ref)
     assert any("NVLink spec" in a.text for a in coll.layout.annotations)
 
 

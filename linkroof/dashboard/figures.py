@@ -393,17 +393,20 @@ def collectives_figure(profile, model: MachineModel | None = None) -> go.Figure:
     """busbw against message size per collective (out-of-place), linkroof's solid and
     imported nccl-tests dashed, with the NVLink ceilings."""
     fig = go.Figure()
-    series: dict[tuple[str, str], dict[int, float]] = {}
+    series: dict[tuple[str, str, str], dict[int, float]] = {}
     for m in profile.measurements:
         if m.spec.mechanism != "nccl" or m.spec.params.get("in_place") or \
                 m.spec.params.get("rank_time") == "this rank":
             continue
         bw = m.busbw_bytes_per_s
+        dtype = str(m.spec.params.get("dtype") or "")
+        dtype = "" if dtype in ("fp32", "float", "float32") else dtype  # fp32 unnamed: the usual baseline
         if bw == bw:
-            series.setdefault((m.spec.pattern, m.source), {})[m.spec.message_bytes] = bw / 1e9
-    for (coll, source), pts in sorted(series.items()):
+            series.setdefault((m.spec.pattern, dtype, m.source), {})[m.spec.message_bytes] = bw / 1e9
+    for (coll, dtype, source), pts in sorted(series.items()):
         xs = sorted(pts)
-        fig.add_trace(go.Scatter(x=xs, y=[pts[x] for x in xs], mode="lines+markers", name=f"{coll} ({source})",
+        fig.add_trace(go.Scatter(x=xs, y=[pts[x] for x in xs], mode="lines+markers",
+                                 name=f"{coll}{' ' + dtype if dtype else ''} ({source})",
                                  line={"dash": "dash" if source != "linkroof" else "solid"}))
     if model is not None:
         for kind in ("spec", "measured"):
