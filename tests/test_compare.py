@@ -1,5 +1,6 @@
 """`linkroof compare` orchestration with a fake GPU timer and fake NVML counters."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -110,6 +111,12 @@ def test_nccl_baseline_nearest_size():
     got = C.nccl_baseline(p, collective("all_reduce", 200 << 20, 2))
     assert got.spec.message_bytes == 1 << 28
     assert C.nccl_baseline(p, collective("all_gather", 1 << 20, 2)) is None
+    from linkroof.profiler.session import bundled_profile
+
+    ref = bundled_profile()  # fp32, bf16 and fp16 all-reduce at every size: fp32 unless the workload says
+    assert C.nccl_baseline(ref, collective("all_reduce", 1 << 29, 2)).spec.params["dtype"] == "fp32"
+    bf16 = dataclasses.replace(collective("all_reduce", 1 << 29, 2), params={"dtype": "bf16"})
+    assert C.nccl_baseline(ref, bf16).spec.params["dtype"] == "bf16"
 
 
 def test_resolve_errors(tmp_path):

@@ -248,16 +248,19 @@ def run_callable(name: str, fn: Callable[..., Any], make_inputs: Callable[[], An
 
 
 def nccl_baseline(profile: Profile, workload: Workload) -> Measurement | None:
-    """The profile's NCCL measurement of the workload's collective at the nearest size."""
+    """The profile's NCCL measurement of the workload's collective at the nearest size,
+    in the workload's data type when it names one (else fp32) where the profile has it."""
     if not workload.pattern or not workload.message_bytes:
         return None
+    want = str(workload.params.get("dtype") or "fp32")
     cands = [m for m in profile.measurements if m.spec.mechanism == "nccl" and m.spec.pattern == workload.pattern
              and not m.spec.params.get("in_place") and m.spec.params.get("rank_time") != "this rank" and m.verified]
     if not cands:
         return None
     import math
 
-    return min(cands, key=lambda m: abs(math.log2(m.spec.message_bytes) - math.log2(workload.message_bytes)))
+    return min(cands, key=lambda m: (abs(math.log2(m.spec.message_bytes) - math.log2(workload.message_bytes)),
+                                     m.spec.params.get("dtype", "fp32") != want))
 
 
 def placements_for(result: CompareResult, workload: Workload | None, model: Any, profile: Profile,
