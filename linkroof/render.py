@@ -207,8 +207,15 @@ def _figure(m: Any) -> str:
     if not m.bytes_per_rep:
         return format_time(m.median_s)
     if m.busbw_factor is not None:
+        if m.bytes_per_rep < 64 * 1024:  # latency-bound: the time says more than the rate
+            return f"{format_time(m.median_s)} (bus {format_rate(m.busbw_bytes_per_s)})"
         return f"{format_rate(m.bandwidth_bytes_per_s)} (bus {format_rate(m.busbw_bytes_per_s)})"
     return format_rate(m.bandwidth_bytes_per_s)
+
+
+def _nccl_group(m: Any) -> tuple[Any, ...]:
+    p = m.spec.params
+    return m.spec.name, p.get("dtype"), p.get("in_place"), p.get("rank_time"), m.rank, m.source
 
 
 def bench_summary(profile: Profile) -> Group:
@@ -219,19 +226,34 @@ def bench_summary(profile: Profile) -> Group:
     for col in ("Benchmark", "Mech.", "Pattern", "GPUs", "Size", "Params", "Median", "CV / source", "Verified"):
         t.add_column(col)
     sweeps = 0
+    # NCCL sweeps: the smallest and the largest size of each collective get a row
+    ends: dict[tuple[Any, ...], list[int]] = {}
+    for m in profile.measurements:
+        if m.spec.mechanism == "nccl":
+            sizes = ends.setdefault(_nccl_group(m), [])
+            sizes.append(m.spec.message_bytes)
+    nccl_points = 0
     for m in profile.measurements:
         if m.spec.params.get("sweep"):
             sweeps += 1
             continue
+        if m.spec.mechanism == "nccl" and m.spec.message_bytes not in (min(ends[_nccl_group(m)]),
+                                                                     max(ends[_nccl_group(m)])):
+            nccl_points += 1
+            continue
         params = ", ".join(f"{k}={v}" for k, v in m.spec.params.items()
                            if k in ("blocks", "unroll", "loops", "chunk", "stages", "dtype", "host_memory", "mode",
-                                    "peer_access", "sms_sampled"))
+                                    "peer_access", "sms_sampled")
+                           or (k == "in_place" and v))
         t.add_row(m.spec.name, m.spec.mechanism, m.spec.pattern, ",".join(map(str, m.spec.devices)),
                   format_size(m.spec.message_bytes) if m.bytes_per_rep else "", params, _figure(m),
                   f"{m.cv:.1%}" if m.times_s else m.source, "yes" if m.verified else "NO")
     parts: list[Any] = [t]
     if sweeps:
         parts.append(Text(f"{sweeps} message-size sweep points (see --json or benchmarks/summarize.py)."))
+    if nccl_points:
+        parts.append(Text(f"{nccl_points} collective figures at other sizes (see --json, `linkroof advise "
+                          "--pattern all_reduce`, or the dashboard's Collectives page)."))
     if profile.skipped:
         parts.append(Text("Skipped:\n" + "\n".join(f"  - {s.name}: {s.reason}" for s in profile.skipped), style="yellow"))
     unverified = [m for m in profile.measurements if not m.verified]

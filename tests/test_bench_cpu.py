@@ -260,3 +260,20 @@ def test_sorted_unique_equals_numpy_unique():
     for n in (0, 1, 5, 10_000):
         a = rng.integers(0, max(1, n // 3), size=n).astype(np.uint64)
         assert np.array_equal(sorted_unique(a), np.unique(a))
+
+
+def test_bench_summary_condenses_collective_sweeps():
+    from rich.console import Console
+
+    from linkroof.profiler.session import bundled_profile
+    from linkroof.render import bench_summary
+
+    console = Console(width=200, record=True)
+    console.print(bench_summary(bundled_profile()))
+    text = console.export_text()
+    rows = [line for line in text.splitlines() if "│ nccl_" in line]
+    # 7 collectives fp32 out of place + 5 in place + bf16 / fp16 all-reduce, each at 8 B and 1 GiB
+    assert len(rows) == 2 * (7 + 5 + 2)
+    assert "182 collective figures at other sizes" in text
+    small = next(line for line in rows if "│ 8 B" in line and "all_reduce" in line)
+    assert " ns (bus " in small  # a time, not 0.0 GB/s
