@@ -184,8 +184,9 @@ def run(ctx: click.Context, as_json: bool, no_save: bool, label: str | None, no_
 @click.option("--gpus", metavar="LIST", help="GPUs to use, e.g. 0,1 (default: all).")
 @click.option("--only", metavar="FAMILIES",
               help="Comma-separated families: host, local, peer_ce, peer_sm, peer_tma, concurrency, latency, sweep, "
-                   "compute, multicast.")
-@click.option("--sizes", metavar="RANGE", help="Message sizes of the sweeps, e.g. 4K:1G (x4 steps) or 64K,1M.")
+                   "compute, nccl, multicast.")
+@click.option("--sizes", metavar="RANGE", help="Message sizes of the sweeps and collectives, e.g. 4K:1G (x4 steps), "
+              "8:1G:2 (x2 steps, like nccl-tests -b 8 -e 1G -f 2) or 64K,1M.")
 @click.option("--reps", type=click.IntRange(1, 1000), help="Repetitions per figure (default: by suite).")
 @click.option("--allow-multicast", is_flag=True,
               help="Also run the NVSwitch multicast benchmark (refused where multicast is disabled; unvalidated).")
@@ -204,11 +205,13 @@ def bench(ctx: click.Context, suite: str, gpus: str | None, only: str | None, si
           allow_multicast: bool, as_json: bool, out: str | None, no_save: bool, label: str, show_plan: bool,
           replay: str | None, rank_timeout: float, cpu_standin: bool) -> None:
     """Measure every path of this machine by every mechanism: host links, local HBM, peer
-    copies (copy engine, SM, TMA), concurrency, latency, size sweeps, compute peaks.
+    copies (copy engine, SM, TMA), concurrency, latency, size sweeps, compute peaks,
+    NCCL collectives.
 
     Figures are GPU times from CUDA events, queued behind a spin kernel so Python's
-    enqueue cost never reaches them; every transfer is verified. Saves a profile in the
-    store; Ctrl-C keeps what was measured."""
+    enqueue cost never reaches them; every transfer and collective result is verified.
+    Saves a profile in the store; Ctrl-C keeps what was measured. Under mpirun, srun or
+    torchrun, one rank per GPU; rank 0 merges and saves."""
     from .microbench import bench as api
     from .units import parse_size_range
 
@@ -232,7 +235,7 @@ def bench(ctx: click.Context, suite: str, gpus: str | None, only: str | None, si
     launch = detect()
     if (launch.distributed or cpu_standin) and not show_plan:
         _bench_distributed(ctx, connect(launch), suite, families, reps, label, cpu_standin, rank_timeout, out, no_save,
-                           as_json)
+                           as_json, size_list)
         return
     try:
         plan, topology = api.plan_for(suite=suite, gpus=gpu_list, only=families, sizes=size_list, reps=reps,
@@ -437,11 +440,11 @@ def advise(ctx: click.Context, size: str, pattern: str, which: str | None, as_js
 
 def _bench_distributed(ctx: click.Context, comm: Any, suite: str, families: list[str] | None, reps: int | None,
                        label: str, standin: bool, timeout_s: float, out: str | None, no_save: bool,
-                       as_json: bool) -> None:
+                       as_json: bool, sizes: list[int] | None = None) -> None:
     """One rank per GPU under a launcher; rank 0 merges, saves and prints."""
     from .microbench.distributed import incomplete, run_distributed
 
-    profile = run_distributed(comm, suite, families, reps, label, standin, timeout_s)
+    profile = run_distributed(comm, suite, families, reps, label, standin, timeout_s, sizes)
     if profile is None or not incomplete(profile, comm.ctx.world):
         comm.close()
     if profile is None:

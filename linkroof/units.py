@@ -21,13 +21,21 @@ def parse_size(text: str) -> int:
 
 
 def parse_size_range(text: str, factor: int = 2) -> list[int]:
-    """'4K:1G' -> [4096, 8192, ..., 2**30] (each step times `factor`); '64K' -> [65536];
-    '4K,64K,1G' -> those three."""
+    """'4K:1G' -> [4096, 8192, ..., 2**30] (each step times `factor`); '8:1G:2' ->
+    factor 2 (nccl-tests' -b 8 -e 1G -f 2); '64K' -> [65536]; '4K,64K,1G' -> those three."""
     if "," in text:
         return [parse_size(t) for t in text.split(",")]
     if ":" not in text:
         return [parse_size(text)]
-    lo_text, hi_text = text.split(":", 1)
+    parts = text.split(":")
+    if len(parts) == 3:
+        try:
+            factor = int(parts[2])
+        except ValueError:
+            raise ValueError(f"bad size range {text!r}: the step factor {parts[2]!r} is not an integer") from None
+    elif len(parts) != 2:
+        raise ValueError(f"bad size range {text!r}: START:END or START:END:FACTOR")
+    lo_text, hi_text = parts[0], parts[1]
     lo, hi = parse_size(lo_text), parse_size(hi_text)
     if lo <= 0 or hi < lo:
         raise ValueError(f"bad size range {text!r}: need 0 < start <= end")

@@ -263,3 +263,26 @@ def test_rank_zero_merges_collectives_and_the_exchange_between_hosts(monkeypatch
     assert merged["all_reduce"].times_s == (4e-3,) * 3 and merged["all_reduce"].spec.devices == (0, 1, 2, 3)
     assert merged[INTERNODE].median_s == pytest.approx(2.3e-3)
     assert prof.hostnames == ("a", "b")
+
+
+def test_sizes_reach_the_ranks(monkeypatch, tmp_path):
+    """--sizes under a launcher sweeps what it says (it was once dropped on the way)."""
+    from click.testing import CliRunner
+
+    from linkroof.cli import cli
+    from linkroof.microbench import distributed as D
+
+    seen = {}
+
+    def fake(comm, suite, only, reps, label, standin, timeout_s, sizes=None):
+        seen["sizes"] = sizes
+        return None
+
+    monkeypatch.setattr(D, "run_distributed", fake)
+    res = CliRunner().invoke(cli, ["--store", str(tmp_path / "s.sqlite"), "bench", "--cpu-standin", "--only", "nccl",
+                                   "--sizes", "8:64:2"])
+    assert seen["sizes"] == [8, 16, 32, 64] and res.exit_code != 0  # nothing produced: a clear error
+    from linkroof.microbench.plan import nccl_grid
+
+    assert {s for _, s, _, _ in nccl_grid("full", [8, 16])} == {8, 16}
+    assert D.internode_sizes("quick") == [512 << 20] and D.internode_sizes("full", [8]) == [8]

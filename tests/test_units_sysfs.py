@@ -20,6 +20,11 @@ def test_sizes():
             parse_size(bad)
     with pytest.raises(ValueError, match="bad size range"):
         parse_size_range("1G:4K")
+    assert parse_size_range("8:64:2") == [8, 16, 32, 64]  # nccl-tests -b 8 -e 64 -f 2
+    assert parse_size_range("8:1G:2", factor=4)[-1] == 1 << 30  # the given factor wins
+    for bad, why in (("8:1G:x", "not an integer"), ("8:1G:1", "at least 2"), ("8:16:2:2", "START:END")):
+        with pytest.raises(ValueError, match=why):
+            parse_size_range(bad)
 
 
 def test_formatting():

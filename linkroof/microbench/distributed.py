@@ -58,7 +58,7 @@ def standin_work(rank: int, nbytes: int = 8 << 20, reps: int = 5) -> list[Measur
 
 
 def _rank_work(comm: Comm, suite: str, only: list[str] | None, reps: int | None, standin: bool,
-               host_of: dict[int, str] | None = None) -> RankReport:
+               host_of: dict[int, str] | None = None, sizes: list[int] | None = None) -> RankReport:
     ctx = comm.ctx
     t0 = time.perf_counter()
     rep = RankReport(ctx.rank, ctx.hostname)
@@ -82,7 +82,8 @@ def _rank_work(comm: Comm, suite: str, only: list[str] | None, reps: int | None,
                                                       **cuda_versions())
             finally:
                 source.close()
-            rep.measurements, rep.skipped = _gpu_work(comm, rep.topology, suite, only, reps, host_of or {})
+            rep.measurements, rep.skipped = _gpu_work(comm, rep.topology, suite, only, reps, host_of or {},
+                                                      sizes)
     except Exception as e:  # noqa: BLE001 - reported to rank 0, which names the rank and host
         rep.error = f"{type(e).__name__}: {e}"
         if os.environ.get("LINKROOF_DEBUG"):
@@ -92,14 +93,15 @@ def _rank_work(comm: Comm, suite: str, only: list[str] | None, reps: int | None,
     return rep
 
 
-def internode_sizes(suite: str) -> list[int]:
+def internode_sizes(suite: str, sizes: list[int] | None = None) -> list[int]:
     from .nccl import SWEEP_SIZES
 
-    return {"quick": [512 << 20], "default": [1 << 20, 512 << 20]}.get(suite, SWEEP_SIZES)
+    return sizes or {"quick": [512 << 20], "default": [1 << 20, 512 << 20]}.get(suite, SWEEP_SIZES)
 
 
 def _gpu_work(comm: Comm, topo: Topology, suite: str, only: list[str] | None,
-              reps: int | None, host_of: dict[int, str]) -> tuple[list[Measurement], list[Skipped]]:
+              reps: int | None, host_of: dict[int, str],
+              sizes: list[int] | None = None) -> tuple[list[Measurement], list[Skipped]]:
     from .plan import make_plan
     from .runner import run_plan
 
@@ -108,7 +110,7 @@ def _gpu_work(comm: Comm, topo: Topology, suite: str, only: list[str] | None,
     out: list[Measurement] = []
     skipped: list[Skipped] = []
     if families:
-        plan = make_plan(topo, suite, [gpu], families, None, reps)
+        plan = make_plan(topo, suite, [gpu], families, sizes, reps)
         res = run_plan(plan)
         out += res.measurements
         skipped += res.skipped
@@ -117,7 +119,7 @@ def _gpu_work(comm: Comm, topo: Topology, suite: str, only: list[str] | None,
         from .plan import nccl_grid
 
         rc = RankCollectives(comm, gpu)
-        for coll, size, ip, dt in nccl_grid(suite):
+        for coll, size, ip, dt in nccl_grid(suite, sizes):
             try:
                 out.append(rc.run(coll, size, dtype=dt, reps=reps or 20, in_place=ip))
             except Exception as e:  # noqa: BLE001
@@ -126,7 +128,7 @@ def _gpu_work(comm: Comm, topo: Topology, suite: str, only: list[str] | None,
 
         peers = internode_peers(host_of, comm.ctx.rank)
         if peers != (None, None):  # several hosts: every rank with its partner on the next host, at once
-            for size in internode_sizes(suite):
+            for size in internode_sizes(suite, sizes):
                 try:
                     out.append(rc.run_internode(size, peers, reps=reps or 20))
                 except Exception as e:  # noqa: BLE001
@@ -136,12 +138,12 @@ def _gpu_work(comm: Comm, topo: Topology, suite: str, only: list[str] | None,
 
 
 def run_distributed(comm: Comm, suite: str = "default", only: list[str] | None = None, reps: int | None = None,
-                    label: str = "", standin: bool = False, timeout_s: float = 600.0) -> Profile | None:
+                    label: str = "", standin: bool = False, timeout_s: float = 600.0, sizes: list[int] | None = None) -> Profile | None:
     """Every rank calls this; rank 0 returns the merged Profile, the others None."""
     ctx = comm.ctx
     hosts = comm.gather(ctx.hostname, timeout_s)  # who is there, before any work
     host_of: dict[int, str] = comm.bcast(dict(hosts or []) if ctx.rank == 0 else None)  # every rank: who is where
-    report = _rank_work(comm, suite, only, reps, standin, host_of)
+    report = _rank_work(comm, suite, only, reps, standin, host_of, sizes)
     got = comm.gather(report, timeout_s)
     if ctx.rank != 0:
         return None
