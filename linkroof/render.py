@@ -227,18 +227,17 @@ def bench_summary(profile: Profile) -> Group:
         t.add_column(col)
     sweeps = 0
     # NCCL sweeps: the smallest and the largest size of each collective get a row
-    ends: dict[tuple[Any, ...], list[int]] = {}
+    ends: dict[tuple[Any, ...], tuple[int, int]] = {}
     for m in profile.measurements:
         if m.spec.mechanism == "nccl":
-            sizes = ends.setdefault(_nccl_group(m), [])
-            sizes.append(m.spec.message_bytes)
+            lo, hi = ends.get(_nccl_group(m), (m.spec.message_bytes, m.spec.message_bytes))
+            ends[_nccl_group(m)] = (min(lo, m.spec.message_bytes), max(hi, m.spec.message_bytes))
     nccl_points = 0
     for m in profile.measurements:
         if m.spec.params.get("sweep"):
             sweeps += 1
             continue
-        if m.spec.mechanism == "nccl" and m.spec.message_bytes not in (min(ends[_nccl_group(m)]),
-                                                                     max(ends[_nccl_group(m)])):
+        if m.spec.mechanism == "nccl" and m.spec.message_bytes not in ends[_nccl_group(m)]:
             nccl_points += 1
             continue
         params = ", ".join(f"{k}={v}" for k, v in m.spec.params.items()

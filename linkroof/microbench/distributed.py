@@ -115,7 +115,7 @@ def _gpu_work(comm: Comm, topo: Topology, suite: str, only: list[str] | None,
         out += res.measurements
         skipped += res.skipped
     if only is None or "nccl" in only:
-        from .nccl import RankCollectives
+        from .nccl import RankCollectives, internode_peers
         from .plan import nccl_grid
 
         rc = RankCollectives(comm, gpu)
@@ -124,8 +124,6 @@ def _gpu_work(comm: Comm, topo: Topology, suite: str, only: list[str] | None,
                 out.append(rc.run(coll, size, dtype=dt, reps=reps or 20, in_place=ip))
             except Exception as e:  # noqa: BLE001
                 skipped.append(Skipped(f"nccl {coll} {size} B {dt}", f"{type(e).__name__}: {e}", (gpu,)))
-        from .nccl import internode_peers
-
         peers = internode_peers(host_of, comm.ctx.rank)
         if peers != (None, None):  # several hosts: every rank with its partner on the next host, at once
             for size in internode_sizes(suite, sizes):
@@ -172,9 +170,7 @@ def run_distributed(comm: Comm, suite: str = "default", only: list[str] | None =
         measurements += rep.measurements
         skipped += rep.skipped
     if not standin:
-        from .nccl import slowest_rank
-
-        from .nccl import INTERNODE, internode_peers
+        from .nccl import INTERNODE, internode_peers, slowest_rank
 
         # ranks with a partner on another host (a rank without one sits the exchange out)
         paired = sum(1 for r in host_of if internode_peers(host_of, r) != (None, None))

@@ -20,7 +20,7 @@ from ..profiler.importers import BUSBW_FACTOR
 from ..schema import BenchSpec, Measurement
 from .buffers import sorted_unique
 from .cuda import BenchError, cp
-from .timing import GateTimeout, time_grouped
+from .timing import GateTimeout, stream, time_grouped
 
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce", "sendrecv")
 DTYPES = {"fp32": ("NCCL_FLOAT32", 4), "fp16": ("NCCL_FLOAT16", 2), "bf16": ("NCCL_BFLOAT16", 2)}
@@ -83,7 +83,7 @@ def actual_bytes(coll: str, nbytes: int, n: int, dtype: str) -> int:
     return (recv_n if coll == "all_gather" else send_n) * esize
 
 
-def _expected(coll: str, rank: int, n: int, idx: np.ndarray, count: int) -> np.ndarray:
+def _expected(coll: str, rank: int, n: int, idx: np.ndarray, count: int, recv_from: int | None = None) -> np.ndarray:
     if coll in ("all_reduce", "reduce"):
         return sum(_value(idx, r) for r in range(n))
     if coll == "all_gather":
@@ -98,7 +98,7 @@ def _expected(coll: str, rank: int, n: int, idx: np.ndarray, count: int) -> np.n
     if coll == "broadcast":
         return _value(idx, 0)
     if coll == "sendrecv":
-        return _value(idx, (rank - 1) % n)
+        return _value(idx, (rank - 1) % n if recv_from is None else recv_from)
     raise BenchError(f"unknown collective {coll!r}")
 
 
@@ -177,10 +177,8 @@ class _Participant:
             got = _from_dtype(buf[cupy.asarray(idx)], self.dtype)
         if buf is self.send:
             want = _value(idx, self.rank)
-        elif self.coll == "sendrecv":
-            want = _value(idx, self.recv_from)
         else:
-            want = _expected(self.coll, self.rank, self.n, idx, self.recv_n)
+            want = _expected(self.coll, self.rank, self.n, idx, self.recv_n, self.recv_from)
         tol = 1e-2 if self.dtype == "bf16" else 1e-3
         wrong = int(np.count_nonzero(~np.isclose(got, want, rtol=tol, atol=0)))
         return wrong, len(idx)
@@ -218,30 +216,35 @@ def collective(gpus: list[int], coll: str, nbytes: int, dtype: str = "fp32", in_
     comms = _COMMS[key]
     n = len(gpus)
     parts = [_Participant(nccl, c, d, r, n, coll, nbytes, dtype, in_place) for r, (c, d) in enumerate(zip(comms, gpus))]
-
-    def rep(streams: list[Any]) -> None:
-        nccl.groupStart()
-        for p, s in zip(parts, streams):
-            p.issue(s)
-        nccl.groupEnd()
-
-    ops = 2 * n if coll == "alltoall" else 2
-    try:
-        per_dev = time_grouped(list(gpus), rep, reps, warmup=3, ops_per_rep=ops)
-        gated = True
-    except GateTimeout:
-        per_dev = _ungated(parts, rep, reps)
-        gated = False
-    checks = _checked_run(parts, rep)
+    per_dev, checks, gated = _time_and_check(nccl, parts, reps)
     times = [max(ts[i] for ts in per_dev) for i in range(reps)]
     return _measurement(coll, n, nbytes, dtype, in_place, times, sum(w for w, _ in checks), sum(c for _, c in checks),
                         tuple(gpus), {"processes": 1, **({} if gated else {"gated": False})})
 
 
+def _time_and_check(nccl: Any, parts: list[_Participant], reps: int) -> tuple[list[list[float]],
+                                                                            list[tuple[int, int]], bool]:
+    """Time `reps` grouped calls of every participant (gated, else ungated), then check
+    a fresh run: (seconds per repetition per participant, checks, gated)."""
+    def rep(streams: list[Any]) -> None:
+        nccl.groupStart()  # send/recv pairs (all-to-all, send/recv) must be posted together
+        for p, s in zip(parts, streams):
+            p.issue(s)
+        nccl.groupEnd()
+
+    ops = 2 * parts[0].n if parts[0].coll == "alltoall" else 2
+    devices = [p.dev for p in parts]
+    try:
+        per_dev = time_grouped(devices, rep, reps, warmup=3, ops_per_rep=ops)
+        gated = True
+    except GateTimeout:
+        per_dev = time_grouped(devices, rep, reps, warmup=0, gated=False)
+        gated = False
+    return per_dev, _checked_run(parts, rep), gated
+
+
 def _checked_run(parts: list[_Participant], rep: Any) -> list[tuple[int, int]]:
     """After the timed repetitions: reset every input, run the collective once, check."""
-    from .timing import stream
-
     cupy = cp()
     for p in parts:
         cupy.cuda.Device(p.dev).synchronize()
@@ -251,31 +254,6 @@ def _checked_run(parts: list[_Participant], rep: Any) -> list[tuple[int, int]]:
     for p in parts:
         cupy.cuda.Device(p.dev).synchronize()
     return [p.check() for p in parts]
-
-
-def _ungated(parts: list[_Participant], rep: Any, reps: int) -> list[list[float]]:
-    cupy = cp()
-    from .timing import stream
-
-    streams = [stream(p.dev, 0) for p in parts]
-    out: list[list[float]] = [[] for _ in parts]
-    for _ in range(reps):
-        starts, ends = [], []
-        for p, s in zip(parts, streams):
-            with cupy.cuda.Device(p.dev):
-                e = cupy.cuda.Event()
-                e.record(s)
-                starts.append(e)
-        rep(streams)
-        for p, s in zip(parts, streams):
-            with cupy.cuda.Device(p.dev):
-                e = cupy.cuda.Event()
-                e.record(s)
-                ends.append(e)
-        for i, (a, b) in enumerate(zip(starts, ends)):
-            b.synchronize()
-            out[i].append(cupy.cuda.get_elapsed_time(a, b) / 1e3)
-    return out
 
 
 class RankCollectives:
@@ -293,19 +271,7 @@ class RankCollectives:
     def run(self, coll: str, nbytes: int, dtype: str = "fp32", in_place: bool = False, reps: int = 20) -> Measurement:
         n, rank = self.comm.ctx.world, self.comm.ctx.rank
         part = _Participant(self.nccl, self.nc, self.device, rank, n, coll, nbytes, dtype, in_place)
-        ops = 2 * n if coll == "alltoall" else 2
-        nccl = self.nccl
-
-        def rep(streams: list[Any]) -> None:
-            nccl.groupStart()  # send/recv pairs (all-to-all, send/recv) must be posted together
-            part.issue(streams[0])
-            nccl.groupEnd()
-
-        try:
-            (times,) = time_grouped([self.device], rep, reps, warmup=3, ops_per_rep=ops)
-        except GateTimeout:
-            (times,) = _ungated([part], rep, reps)
-        ((wrong, checked),) = _checked_run([part], rep)
+        (times,), ((wrong, checked),), _ = _time_and_check(self.nccl, [part], reps)
         return _measurement(coll, n, nbytes, dtype, in_place, times, wrong, checked, (rank,),
                             {"processes": n, "rank_time": "this rank"})
 
@@ -315,18 +281,7 @@ class RankCollectives:
         the previous one, all at once (every NIC rail busy): bytes sent per second."""
         n, rank = self.comm.ctx.world, self.comm.ctx.rank
         part = _Participant(self.nccl, self.nc, self.device, rank, n, "sendrecv", nbytes, dtype, False, peers)
-        nccl = self.nccl
-
-        def rep(streams: list[Any]) -> None:
-            nccl.groupStart()
-            part.issue(streams[0])
-            nccl.groupEnd()
-
-        try:
-            (times,) = time_grouped([self.device], rep, reps, warmup=3, ops_per_rep=2)
-        except GateTimeout:
-            (times,) = _ungated([part], rep, reps)
-        ((wrong, checked),) = _checked_run([part], rep)
+        (times,), ((wrong, checked),), _ = _time_and_check(self.nccl, [part], reps)
         m = _measurement("sendrecv", n, nbytes, dtype, False, times, wrong, checked, (rank,),
                          {"processes": n, "rank_time": "this rank", "send_to": peers[0], "recv_from": peers[1]})
         return dataclasses.replace(m, spec=dataclasses.replace(m.spec, name="nccl_internode_sendrecv",

@@ -123,20 +123,23 @@ def _gate(lanes: list[Lane], streams: list[Any], reps: int, gated: bool) -> list
 
 
 def time_grouped(devices: list[int], enqueue_rep: Callable[[list[Any]], None], reps: int, warmup: int = 2,
-                 ops_per_rep: int = 1, settle: int = 5) -> list[list[float]]:
+                 ops_per_rep: int = 1, settle: int = 5, gated: bool = True) -> list[list[float]]:
     """Like time_lanes, for operations that must be issued together on every device's
     stream (NCCL group calls): `enqueue_rep(streams)` issues one repetition on all of
     them. Seconds per repetition, one list per device.
 
     `settle` untimed repetitions run right after each release of the gate: on 2xH200
     the first few NCCL calls after it took about 110 us each where the median was
-    8 us (an 8 B all-reduce), then every later one was steady."""
+    8 us (an 8 B all-reduce), then every later one was steady. `gated=False` times
+    each repetition on its own, waiting for it (the fallback when the gate times out)."""
     cupy = cp()
     streams = [stream(d, 0) for d in devices]
     for _ in range(warmup):
         enqueue_rep(streams)
     for s in streams:
         s.synchronize()
+    if not gated:
+        return _grouped_ungated(devices, streams, enqueue_rep, reps)
     per_gate = max(1, MAX_QUEUED // (ops_per_rep + 1) - settle)
     out: list[list[float]] = [[] for _ in devices]
     done = 0
@@ -169,6 +172,30 @@ def time_grouped(devices: list[int], enqueue_rep: Callable[[list[Any]], None], r
         for lst, ev in zip(out, marks):
             lst.extend(cupy.cuda.get_elapsed_time(ev[r], ev[r + 1]) / 1e3 for r in range(batch))
         done += batch
+    return out
+
+
+def _grouped_ungated(devices: list[int], streams: list[Any], enqueue_rep: Callable[[list[Any]], None],
+                     reps: int) -> list[list[float]]:
+    cupy = cp()
+    out: list[list[float]] = [[] for _ in devices]
+
+    def mark() -> list[Any]:
+        events = []
+        for d, s in zip(devices, streams):
+            with cupy.cuda.Device(d):
+                e = cupy.cuda.Event()
+                e.record(s)
+                events.append(e)
+        return events
+
+    for _ in range(reps):
+        starts = mark()
+        enqueue_rep(streams)
+        ends = mark()
+        for lst, a, b in zip(out, starts, ends):
+            b.synchronize()
+            lst.append(cupy.cuda.get_elapsed_time(a, b) / 1e3)
     return out
 
 
