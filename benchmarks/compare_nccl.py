@@ -8,7 +8,7 @@ import sys
 
 from linkroof.schema import Profile, loads
 
-REF = {"all_reduce": 313.8, "all_gather": 255.7, "alltoall": 294.3, "sendrecv": 355.6}
+REF = {"all_reduce": 313.8, "all_gather": 255.7, "all_to_all": 294.3, "sendrecv": 355.6}
 
 
 def figures(p: Profile) -> dict:

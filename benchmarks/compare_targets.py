@@ -19,7 +19,7 @@ def main() -> None:
     prof = load_profile_file(args.profile) if args.profile else None
     out = run_compare("examples/peer_copy_cupy.py:ce_copy", "examples/peer_copy_cupy.py:make_inputs",
                       workload_path="examples/peer_copy.toml", profile=prof, reps=30, warmup=5)
-    r, p = out["result"], out["placements"][0]
+    r, p = out.result, out.placements[0]
     print(json.dumps({"median_s": r.median_s, "GBps": (1 << 30) / r.median_s / 1e9,
                       "fraction_of_measured_roofline": p.fraction_of_roofline,
                       "counter_bytes_per_call": r.link_bytes(), "counter_vs_1GiB": (r.link_bytes() or 0) / (1 << 30),

@@ -8,7 +8,7 @@ and which is fastest at each size).
 import sys
 from collections import defaultdict
 
-from linkroof.microbench.copies import fraction_reached
+from linkroof.roofline.model import Curve
 from linkroof.schema import Profile, loads
 from linkroof.units import format_size
 
@@ -68,7 +68,8 @@ def sweeps(p: Profile):
     out = []
     for (mech, pattern), pts in sorted(by.items()):
         peak = max(bw for _, bw in pts)
-        out.append((mech, pattern, peak / 1e9, fraction_reached(pts, 0.5), fraction_reached(pts, 0.9)))
+        curve = Curve("", mech, pattern, sorted(pts))
+        out.append((mech, pattern, peak / 1e9, curve.reaches(0.5), curve.reaches(0.9)))
     fastest = defaultdict(dict)
     for (mech, pattern), pts in by.items():
         for size, bw in pts:

@@ -133,7 +133,7 @@ def run(ctx: click.Context, as_json: bool, no_save: bool, label: str | None, no_
         from .microbench.cuda import CudaUnavailable
 
         try:
-            from .microbench import bench as api
+            from .profiler import bench as api
 
             plan, topology = api.plan_for(suite="quick")
             click.echo("Running the quick benchmark suite (linkroof bench --suite quick) ...", err=True)
@@ -212,7 +212,7 @@ def bench(ctx: click.Context, suite: str, gpus: str | None, only: str | None, si
     enqueue cost never reaches them; every transfer and collective result is verified.
     Saves a profile in the store; Ctrl-C keeps what was measured. Under mpirun, srun or
     torchrun, one rank per GPU; rank 0 merges and saves."""
-    from .microbench import bench as api
+    from .profiler import bench as api
     from .units import parse_size_range
 
     try:
@@ -248,7 +248,7 @@ def bench(ctx: click.Context, suite: str, gpus: str | None, only: str | None, si
         if as_json:
             import json
 
-            _echo_json(json.dumps([{"family": i.family, "title": i.title, "function": i.fn, "args": i.kwargs}
+            _echo_json(json.dumps([{"family": i.family, "title": i.title, "function": i.function_name, "args": i.kwargs}
                                    for i in plan.items], indent=1))
         else:
             _console().print(plan_table(plan))
@@ -442,7 +442,7 @@ def _bench_distributed(ctx: click.Context, comm: Any, suite: str, families: list
                        label: str, standin: bool, timeout_s: float, out: str | None, no_save: bool,
                        as_json: bool, sizes: list[int] | None = None) -> None:
     """One rank per GPU under a launcher; rank 0 merges, saves and prints."""
-    from .microbench.distributed import incomplete, run_distributed
+    from .profiler.distributed import incomplete, run_distributed
 
     profile = run_distributed(comm, suite, families, reps, label, standin, timeout_s, sizes)
     if profile is None or not incomplete(profile, comm.ctx.world):
@@ -490,20 +490,20 @@ def compare(ctx: click.Context, kernel: str, inputs: str, reference: str | None,
 
     profile = _load_profile(ctx, which)
     out = run_compare(kernel, inputs, reference, workload, profile, reps, warmup, rtol, atol, not no_counters)
-    if "result" not in out:
+    if out.result is None:
         return  # not rank 0
-    placements = out["placements"]
+    placements = out.placements
     if plot:
-        from .dashboard.figures import roofline_figure, write_figure
+        from .dashboard.figures import roofline_figure
+        from .dashboard.report import write_figure
         from .roofline.model import MachineModel
 
-        write_figure(roofline_figure(MachineModel.from_profile(out["profile"]), placements), plot)
+        write_figure(roofline_figure(MachineModel.from_profile(out.profile), placements), plot)
     if not no_save:
         from .profiler.environment import collect_environment
         from .profiler.session import make_profile
 
-        saved = make_profile([out["topology"]], [collect_environment()], label=f"compare:{kernel}",
-                             notes=out["notes"])
+        saved = make_profile([out.topology], [collect_environment()], label=f"compare:{kernel}", notes=out.notes)
         saved = dataclasses.replace(saved, placements=tuple(placements))
         with _store(ctx) as store:
             store.put(saved)
@@ -513,17 +513,17 @@ def compare(ctx: click.Context, kernel: str, inputs: str, reference: str | None,
 
         from .schema import to_dict
 
-        r = out["result"]
+        r = out.result
         _echo_json(json.dumps({"kernel": kernel, "median_s": r.median_s, "times_s": r.times_s,
                                "input_sets": r.input_sets, "checked": r.checked,
                                "counter_bytes_per_call": {str(k): v for k, v in r.counter_bytes_per_call.items()},
-                               "placements": to_dict(placements), "notes": out["notes"],
+                               "placements": to_dict(placements), "notes": out.notes,
                                "overhead_s": r.overhead_s}, indent=1))
         return
     from .render import placements_table
 
     _console().print(placements_table(placements))
-    for note in out["notes"] + [out["result"].checked]:
+    for note in out.notes + [out.result.checked]:
         click.echo(note)
 
 

@@ -201,9 +201,36 @@ class Topology:
 # ----------------------------------------------------------------- measurements
 
 
+def _frozen(value: Any) -> Any:
+    if isinstance(value, dict):
+        return tuple(sorted((str(k), _frozen(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
+class Params(dict):
+    """A BenchSpec's parameters: a dict that cannot change, so a spec can be hashed."""
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(_frozen(self))
+
+    def _read_only(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("BenchSpec parameters are read-only; build a new spec with dataclasses.replace")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _read_only  # type: ignore[assignment]
+
+    def __reduce__(self) -> Any:  # pickling (rank reports) rebuilds it from a plain dict
+        return (Params, (dict(self),))
+
+
+# Spellings of documents written before linkroof settled on one name per collective
+_LEGACY_NAMES = {"alltoall": "all_to_all", "nccl_alltoall": "nccl_all_to_all"}
+
+
 @dataclass(frozen=True)
 class BenchSpec:
-    """What was measured (frozen, comparable), separate from the result."""
+    """What was measured (frozen, hashable), separate from the result."""
 
     name: str  # e.g. "p2p_read_bandwidth"
     mechanism: str  # ce | sm | tma | nccl | compute | latency | ...
@@ -212,7 +239,21 @@ class BenchSpec:
     message_bytes: int
     repetitions: int
     concurrency: int = 1
-    params: dict[str, Any] = field(default_factory=dict)  # blocks, chunk, dtype, op, ...
+    params: dict[str, Any] = field(default_factory=dict)  # blocks, chunk, dtype, op, ... (a read-only Params)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "devices", tuple(self.devices))
+        object.__setattr__(self, "params", Params(self.params))
+        object.__setattr__(self, "name", _LEGACY_NAMES.get(self.name, self.name))
+        object.__setattr__(self, "pattern", _LEGACY_NAMES.get(self.pattern, self.pattern))
+
+    def key(self, ignore: tuple[str, ...] = ("repetitions",)) -> tuple[Any, ...]:
+        """The one key for grouping and matching figures: every field but `ignore`
+        (repetitions by default: the same figure taken with more repetitions is the
+        same figure), parameters included; "params.<name>" leaves out one parameter."""
+        params = Params({k: v for k, v in self.params.items() if f"params.{k}" not in ignore})
+        return tuple((f.name, params if f.name == "params" else getattr(self, f.name))
+                     for f in dataclasses.fields(self) if f.name not in ignore)
 
 
 @dataclass(frozen=True)
@@ -281,6 +322,18 @@ class Measurement:
         return self.bandwidth_bytes_per_s * self.busbw_factor
 
     @property
+    def figure(self) -> tuple[float, str]:
+        """The one number this measurement stands for, with its unit: FLOP/s for compute,
+        bus bandwidth for collectives, bandwidth for transfers, else the median time."""
+        if self.flops_per_rep or (not self.times_s and "flop_rate" in self.reported):
+            return self.flop_rate, "FLOP/s"
+        if not self.bytes_per_rep:
+            return self.median_s, "s"
+        if self.busbw_factor is not None:
+            return self.busbw_bytes_per_s, "B/s"
+        return self.bandwidth_bytes_per_s, "B/s"
+
+    @property
     def all_warnings(self) -> tuple[str, ...]:
         derived = []
         if not self.verified:
@@ -301,6 +354,15 @@ class Measurement:
             "flop_rate": _finite(self.flop_rate),
             "warnings": list(self.all_warnings),
         }
+
+
+def slowest_per_repetition(series: "typing.Sequence[typing.Sequence[float]]") -> tuple[float, ...]:
+    """Merge simultaneous timings (ranks, or devices of one process): per repetition,
+    the slowest; as many repetitions as the shortest series has."""
+    if not series:
+        return ()
+    reps = min(len(s) for s in series)
+    return tuple(max(s[i] for s in series) for i in range(reps))
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,9 @@ from click.testing import CliRunner
 import fakes
 from linkroof import probe
 from linkroof.cli import cli
-from linkroof.microbench import copies, multicast, runner
-from linkroof.microbench.plan import PlannedBench, Plan, make_plan
+from linkroof.microbench import copies, latency, multicast
+from linkroof.profiler import runner
+from linkroof.profiler.plan import PlannedBench, Plan, make_plan
 from linkroof.profiler.probe import probe_source
 from linkroof.profiler.recording import replay_source
 from linkroof.profiler.session import bundled_profile
@@ -24,7 +25,7 @@ def topo(name):
 
 
 def fns(plan):
-    return [(i.family, i.fn, i.kwargs.get("mechanism"), i.kwargs.get("mode")) for i in plan.items]
+    return [(i.family, i.function_name, i.kwargs.get("mechanism"), i.kwargs.get("mode")) for i in plan.items]
 
 
 def test_quick_plan_on_h200x2_has_the_headlines():
@@ -34,7 +35,7 @@ def test_quick_plan_on_h200x2_has_the_headlines():
         for mode in ("read", "write"):
             assert ("peer_" + mech, "copies.peer_copy", mech, mode) in got
     assert ("compute", "compute.gemm", None, None) in got
-    assert {i.kwargs["where"] for i in plan.items if i.fn == "latency.pointer_chase"} == {"peer", "host"}
+    assert {i.kwargs["where"] for i in plan.items if i.fn is latency.pointer_chase} == {"peer", "host"}
     assert not plan.skipped and len(plan.items) <= 15
 
 
@@ -65,7 +66,7 @@ def test_eight_gpu_plans():
     t = topo("hgx_h100_8")
     default, full = make_plan(t, "default"), make_plan(t, "full")
     pairs = lambda p: {(i.kwargs["src"], i.kwargs["dst"]) for i in p.items  # noqa: E731
-                       if i.fn == "copies.peer_copy" and i.family == "peer_ce" and i.kwargs.get("peer_access", True)}
+                       if i.fn is copies.peer_copy and i.family == "peer_ce" and i.kwargs.get("peer_access", True)}
     assert len(pairs(full)) == 56 and len(pairs(default)) == 29  # every pair once, plus one reversed
     conc = [i for i in default.items if i.family == "concurrency"]
     assert all(i.kwargs["gpus"] == list(range(8)) for i in conc)
@@ -105,10 +106,11 @@ def test_per_gpu_egress_sums_simultaneous_parts():
     assert [gpu0.bytes_per_rep / t for t in gpu0.times_s] == pytest.approx([2 * (1 << 28) / 1e-3, (1 << 28) / 2e-3 + (1 << 28) / 1e-3])
 
 
-def test_fraction_reached():
-    pts = [(1024, 1e9), (4096, 50e9), (65536, 95e9), (1 << 20, 100e9)]
-    assert copies.fraction_reached(pts, 0.5) == 4096 and copies.fraction_reached(pts, 0.9) == 65536
-    assert copies.fraction_reached([], 0.5) is None
+def test_curve_reaches():
+    from linkroof.roofline.model import Curve
+
+    c = Curve("nvlink", "sm", "p2p_write", [(1024, 1e9), (4096, 50e9), (65536, 95e9), (1 << 20, 100e9)])
+    assert c.reaches(0.5) == 4096 and c.reaches(0.9) == 65536
 
 
 def test_above_spec_is_flagged():
@@ -132,8 +134,8 @@ def test_bundled_reference_profile():
 
 
 def plan_of(*items):
-    return Plan(items=[PlannedBench("local", f"item {i}", "x.y") for i in range(len(items))], skipped=[], gpus=[0],
-                suite="quick"), list(items)
+    return Plan(items=[PlannedBench("local", f"item {i}", fn) for i, fn in enumerate(items)], skipped=[], gpus=[0],
+                suite="quick")
 
 
 def test_runner_keeps_going_and_keeps_results(monkeypatch):
@@ -146,9 +148,7 @@ def test_runner_keeps_going_and_keeps_results(monkeypatch):
     def one():
         return m()
 
-    plan, calls = plan_of(good, oom, one)
-    it = iter(calls)
-    monkeypatch.setattr(runner, "_function", lambda path: next(it))
+    plan = plan_of(good, oom, one)
     throttled = GpuState(0, 1980, 3201, 700.0, 80, True, True, ("sw_power_cap",))
     res = runner.run_plan(plan, states=lambda: (throttled,))
     assert len(res.measurements) == 2 and len(res.skipped) == 1
@@ -166,9 +166,7 @@ def test_runner_ctrl_c_keeps_what_was_measured(monkeypatch):
     def stop():
         raise KeyboardInterrupt
 
-    plan, calls = plan_of(lambda: [m()], stop, lambda: [m()])
-    it = iter(calls)
-    monkeypatch.setattr(runner, "_function", lambda path: next(it))
+    plan = plan_of(lambda: [m()], stop, lambda: [m()])
     res = runner.run_plan(plan)
     assert res.interrupted and len(res.measurements) == 1
     assert "interrupted" in res.notes[-1]
@@ -219,7 +217,7 @@ def test_cli_plan_and_bad_options():
 
 
 def test_cli_bench_with_a_fake_runner(monkeypatch, store_path, tmp_path):
-    from linkroof.microbench import bench
+    from linkroof.profiler import bench
 
     ref = bundled_profile()
     monkeypatch.setattr(bench, "plan_for", lambda **kw: (make_plan(ref.topology, kw["suite"]), ref.topology))
@@ -245,7 +243,8 @@ def test_bench_without_cupy_is_one_line(monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_cupy)
-    from linkroof.microbench import bench, cuda
+    from linkroof.microbench import cuda
+    from linkroof.profiler import bench
 
     with pytest.raises(cuda.CudaUnavailable, match="CuPy is not installed"):
         bench.run(make_plan(probe(replay="h200x2"), "quick"), probe(replay="h200x2"))

@@ -130,7 +130,7 @@ def test_run_writes_a_report_without_a_terminal(runner, no_gpu, store_path, tmp_
 
 
 def test_run_benches_when_a_gpu_is_here(runner, store_path, monkeypatch):
-    from linkroof.microbench import bench
+    from linkroof.profiler import bench
     from linkroof.profiler import session
 
     ref = session.bundled_profile()

@@ -11,6 +11,7 @@ from linkroof import probe
 from linkroof.cli import cli
 from linkroof.profiler import compare as C
 from linkroof.profiler.session import bundled_profile
+from linkroof.roofline.baseline import kernel_placements, nccl_baseline
 from linkroof.roofline.model import MachineModel
 from linkroof.roofline.workload import collective
 from linkroof.schema import BenchSpec, Measurement, Workload
@@ -91,12 +92,12 @@ def test_placement_uses_counter_bytes_and_reports_the_ratio():
     model = MachineModel.from_profile(ref)
     timer = FakeTimer(GiB / 396e9)
     res = C.run_callable("ce_copy", lambda a: a, lambda: (np.ones(4),), timer, FakeCounters(timer, GiB), reps=5)
-    placements, notes = C.placements_for(res, None, model, ref)
+    placements, notes = kernel_placements(res.name, res.median_s, res.link_bytes(), None, model, ref)
     measured = placements[0]
     assert measured.workload.source == "counters" and measured.limiter == "link:nvlink"
     assert measured.fraction_of_roofline == pytest.approx(396 / 396.5, rel=0.01)
     wl = Workload("copy", link_bytes={"nvlink": GiB / 2}, message_bytes=GiB)
-    _, notes = C.placements_for(res, wl, model, ref)
+    _, notes = kernel_placements(res.name, res.median_s, res.link_bytes(), wl, model, ref)
     assert "ratio 2.00" in notes[0]
 
 
@@ -108,15 +109,15 @@ def test_nccl_baseline_nearest_size():
     ms = [Measurement(BenchSpec("nccl_all_reduce", "nccl", "all_reduce", (0, 1), s, 5, params={"in_place": False}),
                       (s / 300e9,) * 5, s, "nccl", True, busbw_factor=1.0) for s in (1 << 20, 1 << 28)]
     p = make_profile([t], [collect_environment()], ms)
-    got = C.nccl_baseline(p, collective("all_reduce", 200 << 20, 2))
+    got = nccl_baseline(p, collective("all_reduce", 200 << 20, 2))
     assert got.spec.message_bytes == 1 << 28
-    assert C.nccl_baseline(p, collective("all_gather", 1 << 20, 2)) is None
+    assert nccl_baseline(p, collective("all_gather", 1 << 20, 2)) is None
     from linkroof.profiler.session import bundled_profile
 
     ref = bundled_profile()  # fp32, bf16 and fp16 all-reduce at every size: fp32 unless the workload says
-    assert C.nccl_baseline(ref, collective("all_reduce", 1 << 29, 2)).spec.params["dtype"] == "fp32"
+    assert nccl_baseline(ref, collective("all_reduce", 1 << 29, 2)).spec.params["dtype"] == "fp32"
     bf16 = dataclasses.replace(collective("all_reduce", 1 << 29, 2), params={"dtype": "bf16"})
-    assert C.nccl_baseline(ref, bf16).spec.params["dtype"] == "bf16"
+    assert nccl_baseline(ref, bf16).spec.params["dtype"] == "bf16"
 
 
 def test_resolve_errors(tmp_path):

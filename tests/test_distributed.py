@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from linkroof.microbench.distributed import RankReport, run_distributed, standin_work
-from linkroof.microbench.plan import make_plan
+from linkroof.profiler.distributed import RankReport, run_distributed, standin_work
+from linkroof.profiler.plan import make_plan
 from linkroof.profiler.launch import LaunchContext, SingleComm, detect
 from linkroof import probe
 
@@ -114,10 +114,10 @@ def test_nccl_family_is_planned():
     quick = [i for i in make_plan(t, "quick").items if i.family == "nccl"]
     assert {(i.kwargs["coll"], i.kwargs["nbytes"]) for i in quick} == {("all_reduce", 8), ("all_reduce", 512 << 20)}
     default = [i for i in make_plan(t, "default").items if i.family == "nccl"]
-    assert {i.kwargs["coll"] for i in default} == {"all_reduce", "all_gather", "reduce_scatter", "alltoall",
+    assert {i.kwargs["coll"] for i in default} == {"all_reduce", "all_gather", "reduce_scatter", "all_to_all",
                                                   "broadcast", "reduce", "sendrecv"}
     full = [i for i in make_plan(t, "full").items if i.family == "nccl"]
-    assert not any(i.kwargs["in_place"] and i.kwargs["coll"] in ("alltoall", "sendrecv") for i in full)
+    assert not any(i.kwargs["in_place"] and i.kwargs["coll"] in ("all_to_all", "sendrecv") for i in full)
     assert {i.kwargs["dtype"] for i in full} == {"fp32", "bf16", "fp16"}
     swept = [i for i in make_plan(t, "default", only=["nccl"], sizes=[8, 1 << 20]).items]
     assert {i.kwargs["nbytes"] for i in swept} == {8, 1 << 20} and len(swept) == 14
@@ -131,14 +131,15 @@ def test_rank_report_is_picklable():
     assert pickle.loads(pickle.dumps(rep)).measurements == rep.measurements
 
 
-@pytest.mark.parametrize("coll", ["all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce",
+@pytest.mark.parametrize("coll", ["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce",
                                   "sendrecv"])
 @pytest.mark.parametrize("n", [2, 3, 8])
 def test_nccl_expected_results_match_a_simulation(coll, n):
     """The check of every result buffer against a plain NumPy simulation of the collective."""
     import numpy as np
 
-    from linkroof.microbench.nccl import _expected, _layout, _value
+    from linkroof.microbench.nccl import _expected, _value
+    from linkroof.roofline.collectives import layout as _layout
 
     total = 96 * n * 4  # bytes, fp32
     send_n, recv_n = _layout(coll, total, n, 4)
@@ -150,7 +151,7 @@ def test_nccl_expected_results_match_a_simulation(coll, n):
             sim = np.concatenate(inputs)
         elif coll == "reduce_scatter":
             sim = sum(inputs)[rank * recv_n:(rank + 1) * recv_n]
-        elif coll == "alltoall":
+        elif coll == "all_to_all":
             chunk = send_n // n
             sim = np.concatenate([inputs[p][rank * chunk:(rank + 1) * chunk] for p in range(n)])
         elif coll == "broadcast":
@@ -162,9 +163,10 @@ def test_nccl_expected_results_match_a_simulation(coll, n):
 
 
 def test_nccl_layout_rounds_like_nccl_tests():
-    from linkroof.microbench.nccl import _layout, actual_bytes
+    from linkroof.roofline.collectives import actual_bytes
+    from linkroof.roofline.collectives import layout as _layout
 
-    assert _layout("alltoall", 8, 8, 4) == (0, 0)  # too small: refused before any call
+    assert _layout("all_to_all", 8, 8, 4) == (0, 0)  # too small: refused before any call
     assert _layout("all_gather", 100, 3, 4) == (8, 24)
     assert _layout("reduce_scatter", 100, 3, 4) == (24, 8)
     assert actual_bytes("all_gather", 100, 3, "fp32") == 96 and actual_bytes("all_reduce", 100, 3, "fp32") == 100
@@ -208,7 +210,7 @@ def test_mpi_gather_carries_reports_larger_than_an_irecv_buffer(tmp_path):
 
 
 def test_internode_partners_are_rail_aligned():
-    from linkroof.microbench.nccl import internode_peers
+    from linkroof.profiler.distributed import internode_peers
 
     one_host = {0: "a", 1: "a"}
     assert internode_peers(one_host, 0) == (None, None)
@@ -230,7 +232,7 @@ def test_rank_zero_merges_collectives_and_the_exchange_between_hosts(monkeypatch
     slowest-rank figure per collective, the send/recv between hosts too."""
     import dataclasses
 
-    from linkroof.microbench import distributed as D
+    from linkroof.profiler import distributed as D
     from linkroof.microbench.nccl import INTERNODE
     from linkroof.schema import BenchSpec, Measurement
 
@@ -270,7 +272,7 @@ def test_sizes_reach_the_ranks(monkeypatch, tmp_path):
     from click.testing import CliRunner
 
     from linkroof.cli import cli
-    from linkroof.microbench import distributed as D
+    from linkroof.profiler import distributed as D
 
     seen = {}
 
@@ -282,7 +284,7 @@ def test_sizes_reach_the_ranks(monkeypatch, tmp_path):
     res = CliRunner().invoke(cli, ["--store", str(tmp_path / "s.sqlite"), "bench", "--cpu-standin", "--only", "nccl",
                                    "--sizes", "8:64:2"])
     assert seen["sizes"] == [8, 16, 32, 64] and res.exit_code != 0  # nothing produced: a clear error
-    from linkroof.microbench.plan import nccl_grid
+    from linkroof.profiler.plan import nccl_grid
 
     assert {s for _, s, _, _ in nccl_grid("full", [8, 16])} == {8, 16}
     assert D.internode_sizes("quick") == [512 << 20] and D.internode_sizes("full", [8]) == [8]

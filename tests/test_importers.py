@@ -65,7 +65,7 @@ def test_nvbandwidth_text():
 @pytest.mark.parametrize("file, coll, factor, oop_busbw, ip_busbw, oop_time_us", [
     ("nt_allreduce.txt", "all_reduce", 1.0, 313.81, 314.14, 1710.84),
     ("nt_allgather.txt", "all_gather", 0.5, 255.7, 272.6, None),
-    ("nt_alltoall.txt", "alltoall", 0.5, 294.3, None, None),
+    ("nt_alltoall.txt", "all_to_all", 0.5, 294.3, None, None),
     ("nt_sendrecv.txt", "sendrecv", 1.0, 355.6, None, None),
 ])
 def test_nccl_tests_text(file, coll, factor, oop_busbw, ip_busbw, oop_time_us):
@@ -82,7 +82,7 @@ def test_nccl_tests_text(file, coll, factor, oop_busbw, ip_busbw, oop_time_us):
     if oop_time_us:
         assert oop.median_s == pytest.approx(oop_time_us * 1e-6)
     assert any("mean over the sizes" in n for n in imp.notes)
-    if coll in ("alltoall", "sendrecv"):
+    if coll in ("all_to_all", "sendrecv"):
         assert not ip.verified and "N/A" in ip.verification  # nccl-tests did not check these
 
 

@@ -10,7 +10,6 @@ gets a total: the sum of their bandwidths measured at the same time (as nvbandwi
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -269,14 +268,3 @@ def per_gpu_egress(parts: list[Measurement], pattern: str) -> list[Measurement]:
                                bytes_convention=SUM_SIMULTANEOUS, verified=ok,
                                verification="every part verified" if ok else "a part failed verification"))
     return out
-
-
-def fraction_reached(sizes_bw: list[tuple[int, float]], fraction: float) -> int | None:
-    """Smallest message size whose bandwidth reaches `fraction` of the sweep's peak."""
-    if not sizes_bw:
-        return None
-    peak = max(bw for _, bw in sizes_bw if not math.isnan(bw))
-    for size, bw in sorted(sizes_bw):
-        if bw >= fraction * peak:
-            return size
-    return None

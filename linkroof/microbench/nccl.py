@@ -16,17 +16,14 @@ from typing import Any
 
 import numpy as np
 
-from ..profiler.importers import BUSBW_FACTOR
-from ..schema import BenchSpec, Measurement
+from ..roofline.collectives import COLLECTIVES, NO_IN_PLACE, actual_bytes, busbw_factor, layout
+from ..schema import BenchSpec, Measurement, slowest_per_repetition
 from .buffers import sorted_unique
 from .cuda import BenchError, cp
 from .timing import GateTimeout, stream, time_grouped
 
-COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce", "sendrecv")
 DTYPES = {"fp32": ("NCCL_FLOAT32", 4), "fp16": ("NCCL_FLOAT16", 2), "bf16": ("NCCL_BFLOAT16", 2)}
-NO_IN_PLACE = {"alltoall", "sendrecv"}
 INTERNODE = "sendrecv_internode"  # send/recv between hosts, every rank with its partner at once
-SWEEP_SIZES = [8 * 4 ** k for k in range(14)] + [1 << 30]  # nccl-tests -b 8 -e 1G -f 4, then 1 GiB
 CONVENTION = "nccl-tests: algbw = size / time, busbw = algbw x factor"
 
 
@@ -63,26 +60,6 @@ def _from_dtype(x: Any, dtype: str) -> np.ndarray:
     return x.get().astype(np.float64)
 
 
-def _layout(coll: str, nbytes: int, n: int, esize: int) -> tuple[int, int]:
-    """(send elements, receive elements) for one rank; sizes that do not split evenly
-    over the ranks are rounded down, as nccl-tests does."""
-    total = nbytes // esize
-    if coll == "all_gather":
-        return total // n, (total // n) * n
-    if coll == "reduce_scatter":
-        return (total // n) * n, total // n
-    if coll == "alltoall":
-        return (total // n) * n, (total // n) * n
-    return total, total
-
-
-def actual_bytes(coll: str, nbytes: int, n: int, dtype: str) -> int:
-    """The size a collective of `nbytes` really moves once rounded to whole elements per rank."""
-    esize = DTYPES[dtype][1]
-    send_n, recv_n = _layout(coll, nbytes, n, esize)
-    return (recv_n if coll == "all_gather" else send_n) * esize
-
-
 def _expected(coll: str, rank: int, n: int, idx: np.ndarray, count: int, recv_from: int | None = None) -> np.ndarray:
     if coll in ("all_reduce", "reduce"):
         return sum(_value(idx, r) for r in range(n))
@@ -92,7 +69,7 @@ def _expected(coll: str, rank: int, n: int, idx: np.ndarray, count: int, recv_fr
     if coll == "reduce_scatter":
         per = count
         return sum(_value(rank * per + idx, r) for r in range(n))
-    if coll == "alltoall":
+    if coll == "all_to_all":
         chunk = count // n
         return _value(rank * chunk + idx % chunk, idx // chunk)
     if coll == "broadcast":
@@ -116,7 +93,7 @@ class _Participant:
         self.ndt = getattr(nccl, name, None)
         if self.ndt is None:
             raise BenchError(f"this NCCL binding has no {name}")
-        send_n, recv_n = _layout(coll, nbytes, n, esize)
+        send_n, recv_n = layout(coll, nbytes, n, esize)
         if send_n == 0 or recv_n == 0:
             raise BenchError(f"{nbytes} bytes is too small for {coll} over {n} ranks")
         with cupy.cuda.Device(dev):
@@ -152,7 +129,7 @@ class _Participant:
             c.broadcast(s, r, self.send_n, self.ndt, 0, sp)
         elif self.coll == "reduce":
             c.reduce(s, r, self.send_n, self.ndt, op, 0, sp)
-        elif self.coll == "alltoall":  # grouped send/recv (the binding has no all-to-all)
+        elif self.coll == "all_to_all":  # grouped send/recv (the binding has no all-to-all)
             chunk = self.send_n // n
             esize = DTYPES[self.dtype][1]
             for p in range(n):
@@ -193,7 +170,7 @@ def _measurement(coll: str, n: int, nbytes: int, dtype: str, in_place: bool, tim
                        verified=wrong == 0 and checked > 0,
                        verification=f"#wrong {wrong} of {checked} sampled result elements" if checked
                        else "nothing to check on this rank",
-                       busbw_factor=BUSBW_FACTOR[coll](n))
+                       busbw_factor=busbw_factor(coll, n))
 
 
 _COMMS: dict[tuple[int, ...], list[Any]] = {}
@@ -217,7 +194,7 @@ def collective(gpus: list[int], coll: str, nbytes: int, dtype: str = "fp32", in_
     n = len(gpus)
     parts = [_Participant(nccl, c, d, r, n, coll, nbytes, dtype, in_place) for r, (c, d) in enumerate(zip(comms, gpus))]
     per_dev, checks, gated = _time_and_check(nccl, parts, reps)
-    times = [max(ts[i] for ts in per_dev) for i in range(reps)]
+    times = slowest_per_repetition(per_dev)
     return _measurement(coll, n, nbytes, dtype, in_place, times, sum(w for w, _ in checks), sum(c for _, c in checks),
                         tuple(gpus), {"processes": 1, **({} if gated else {"gated": False})})
 
@@ -232,13 +209,13 @@ def _time_and_check(nccl: Any, parts: list[_Participant], reps: int) -> tuple[li
             p.issue(s)
         nccl.groupEnd()
 
-    ops = 2 * parts[0].n if parts[0].coll == "alltoall" else 2
+    ops = 2 * parts[0].n if parts[0].coll == "all_to_all" else 2
     devices = [p.dev for p in parts]
     try:
         per_dev = time_grouped(devices, rep, reps, warmup=3, ops_per_rep=ops)
         gated = True
     except GateTimeout:
-        per_dev = time_grouped(devices, rep, reps, warmup=0, gated=False)
+        per_dev = time_grouped(devices, rep, reps, warmup=0, settle=0, gated=False)
         gated = False
     return per_dev, _checked_run(parts, rep), gated
 
@@ -286,61 +263,3 @@ class RankCollectives:
                          {"processes": n, "rank_time": "this rank", "send_to": peers[0], "recv_from": peers[1]})
         return dataclasses.replace(m, spec=dataclasses.replace(m.spec, name="nccl_internode_sendrecv",
                                                                pattern=INTERNODE))
-
-
-def internode_peers(host_of: dict[int, str], rank: int) -> tuple[int | None, int | None]:
-    """Rail-aligned partners across hosts: the rank with the same local index on the
-    next host (send to) and on the previous one (receive from); (None, None) on one
-    host. Hosts are ordered by their lowest rank, local indices by rank."""
-    hosts: list[str] = []
-    ranks_on: dict[str, list[int]] = {}
-    for r in sorted(host_of):
-        h = host_of[r]
-        if h not in ranks_on:
-            hosts.append(h)
-            ranks_on[h] = []
-        ranks_on[h].append(r)
-    if len(hosts) < 2 or rank not in host_of:
-        return None, None
-    here = hosts.index(host_of[rank])
-    local = ranks_on[host_of[rank]].index(rank)
-
-    def at(h: str) -> int | None:
-        return ranks_on[h][local] if local < len(ranks_on[h]) else None
-
-    return at(hosts[(here + 1) % len(hosts)]), at(hosts[(here - 1) % len(hosts)])
-
-
-def slowest_rank(per_rank: list[Measurement]) -> Measurement:
-    """Merge one collective's per-rank measurements: per repetition the slowest rank."""
-    first = per_rank[0]
-    reps = min(len(m.times_s) for m in per_rank)
-    times = [max(m.times_s[i] for m in per_rank) for i in range(reps)]
-    n = len(per_rank)
-    ok = all(m.verified or "nothing to check" in m.verification for m in per_rank)
-    ranks = tuple(sorted({d for m in per_rank for d in m.spec.devices})) if len(per_rank) > 1 else tuple(range(n))
-    spec = BenchSpec(first.spec.name, "nccl", first.spec.pattern, ranks, first.spec.message_bytes, reps,
-                     params={**{k: v for k, v in first.spec.params.items()
-                                if k not in ("rank_time", "send_to", "recv_from")},
-                             "rank_time": "slowest rank per repetition"})
-    return Measurement(spec=spec, times_s=tuple(times), bytes_per_rep=first.bytes_per_rep, bytes_convention=CONVENTION,
-                       verified=ok, verification="every rank checked its result" if ok else "a rank found wrong results",
-                       busbw_factor=first.busbw_factor)
-
-
-def sweep(gpus: list[int], collectives: tuple[str, ...] = COLLECTIVES, sizes: list[int] | None = None,
-          dtype: str = "fp32", reps: int = 20, in_place: tuple[bool, ...] = (False, True)) -> list[Measurement]:
-    """nccl-tests' -b 8 -e 1G -f 4 by default (and 1 GiB itself), every collective,
-    out-of-place and in-place."""
-    sizes = sizes or SWEEP_SIZES
-    out = []
-    for coll in collectives:
-        for size in sizes:
-            for ip in in_place:
-                if ip and coll in NO_IN_PLACE:
-                    continue
-                try:
-                    out.append(collective(gpus, coll, size, dtype, ip, reps))
-                except BenchError:
-                    continue  # too small for this collective over these ranks
-    return out

@@ -1,4 +1,4 @@
-"""The one timing helper: CUDA events around repetitions queued behind a spin kernel.
+"""The one timing protocol: CUDA events around repetitions queued behind a spin kernel.
 
 Every lane (a stream on one device with one operation to repeat) is first held by a
 kernel spinning on a host flag; all repetitions and their events are queued behind
@@ -63,63 +63,24 @@ def time_lanes(lanes: list[Lane], reps: int, warmup: int = 2, gated: bool = True
 
     `gated=False` times without the spin gate (for operations the driver runs
     synchronously with the host, like copies from pageable memory)."""
-    cupy = cp()
     slots: dict[int, int] = {}
     streams = []
     for lane in lanes:
         slot = slots.get(lane.device, 0)
         slots[lane.device] = slot + 1
         streams.append(stream(lane.device, slot))
-    for _ in range(warmup):
+
+    def rep(_: list[Any]) -> None:
+        cupy = cp()
         for lane, s in zip(lanes, streams):
             with cupy.cuda.Device(lane.device):
                 for _ in range(lane.inner):
                     lane.enqueue(s)
-    for lane, s in zip(lanes, streams):
-        s.synchronize()
 
-    per_gate = max(1, MAX_QUEUED // max(lane.inner + 1 for lane in lanes))
-    times: list[list[float]] = [[] for _ in lanes]
-    done = 0
-    while done < reps:
-        batch = min(per_gate, reps - done)
-        times_batch = _gate(lanes, streams, batch, gated)
-        for t, tb in zip(times, times_batch):
-            t.extend(tb)
-        done += batch
-    return times
-
-
-def _gate(lanes: list[Lane], streams: list[Any], reps: int, gated: bool) -> list[list[float]]:
-    cupy = cp()
-    flag = _flag()
-    flag.reset()
-    marks: list[list[Any]] = []
-    for lane, s in zip(lanes, streams):
-        with cupy.cuda.Device(lane.device):
-            if gated:
-                launch(lane.device, "spin_wait", 1, 1,
-                       (cupy.uint64(flag.flag_ptr), cupy.uint64(int(SPIN_TIMEOUT_S * 1e9)), cupy.uint64(flag.timeout_ptr)),
-                       stream=s)
-            ev = [cupy.cuda.Event() for _ in range(reps + 1)]
-            ev[0].record(s)
-            marks.append(ev)
-    for r in range(reps):
-        for lane, s, ev in zip(lanes, streams, marks):
-            with cupy.cuda.Device(lane.device):
-                for _ in range(lane.inner):
-                    lane.enqueue(s)
-                ev[r + 1].record(s)
-    flag.release()
-    for s in streams:
-        s.synchronize()
-    if gated and flag.timed_out:
-        raise GateTimeout("the spin gate timed out before all repetitions were queued; figures discarded "
-                          "(the driver runs this operation synchronously with the host, or the host was too slow)")
-    out = []
-    for lane, ev in zip(lanes, marks):
-        out.append([cupy.cuda.get_elapsed_time(ev[r], ev[r + 1]) / 1e3 / lane.inner for r in range(reps)])
-    return out
+    ops = max(lane.inner for lane in lanes)
+    times = time_repetitions([lane.device for lane in lanes], streams, rep, reps, warmup=warmup, ops_per_rep=ops,
+                             settle=0, gated=gated)
+    return [[t / lane.inner for t in ts] for lane, ts in zip(lanes, times)]
 
 
 def time_grouped(devices: list[int], enqueue_rep: Callable[[list[Any]], None], reps: int, warmup: int = 2,
@@ -130,72 +91,65 @@ def time_grouped(devices: list[int], enqueue_rep: Callable[[list[Any]], None], r
 
     `settle` untimed repetitions run right after each release of the gate: on 2xH200
     the first few NCCL calls after it took about 110 us each where the median was
-    8 us (an 8 B all-reduce), then every later one was steady. `gated=False` times
-    each repetition on its own, waiting for it (the fallback when the gate times out)."""
+    8 us (an 8 B all-reduce), then every later one was steady."""
+    return time_repetitions(devices, [stream(d, 0) for d in devices], enqueue_rep, reps, warmup=warmup,
+                            ops_per_rep=ops_per_rep, settle=settle, gated=gated)
+
+
+def time_repetitions(devices: list[int], streams: list[Any], enqueue_rep: Callable[[list[Any]], None], reps: int,
+                     warmup: int = 2, ops_per_rep: int = 1, settle: int = 0, gated: bool = True) -> list[list[float]]:
+    """The one gate protocol. `enqueue_rep(streams)` queues one repetition on every
+    stream (stream i on devices[i]); an event on each stream after each repetition
+    gives its time. Gated: a spin kernel holds every stream, all repetitions are queued
+    behind it (in batches the driver's queue can hold), then the flag is released, and
+    each repetition's time runs from the event before it to the event after it.
+    `gated=False` queues the same without the spin kernel, with an event pair around
+    each repetition: for operations the driver runs synchronously with the host, and
+    for user code that may synchronise. Seconds, one list per stream."""
     cupy = cp()
-    streams = [stream(d, 0) for d in devices]
     for _ in range(warmup):
         enqueue_rep(streams)
     for s in streams:
         s.synchronize()
-    if not gated:
-        return _grouped_ungated(devices, streams, enqueue_rep, reps)
-    per_gate = max(1, MAX_QUEUED // (ops_per_rep + 1) - settle)
-    out: list[list[float]] = [[] for _ in devices]
+    per_gate = max(1, MAX_QUEUED // (ops_per_rep + 1) - settle) if gated else reps
+    out: list[list[float]] = [[] for _ in streams]
     done = 0
     flag = _flag()
     while done < reps:
         batch = min(per_gate, reps - done)
         flag.reset()
-        marks = []
-        for d, s in zip(devices, streams):
-            with cupy.cuda.Device(d):
-                launch(d, "spin_wait", 1, 1, (cupy.uint64(flag.flag_ptr), cupy.uint64(int(SPIN_TIMEOUT_S * 1e9)),
-                                              cupy.uint64(flag.timeout_ptr)), stream=s)
-        for _ in range(settle):  # untimed, right after the release (see above)
-            enqueue_rep(streams)
-        for d, s in zip(devices, streams):
-            with cupy.cuda.Device(d):
-                ev = [cupy.cuda.Event() for _ in range(batch + 1)]
-                ev[0].record(s)
-                marks.append(ev)
-        for r in range(batch):
-            enqueue_rep(streams)
-            for d, s, ev in zip(devices, streams, marks):
+        if gated:
+            for d, s in zip(devices, streams):
                 with cupy.cuda.Device(d):
-                    ev[r + 1].record(s)
+                    launch(d, "spin_wait", 1, 1, (cupy.uint64(flag.flag_ptr), cupy.uint64(int(SPIN_TIMEOUT_S * 1e9)),
+                                                  cupy.uint64(flag.timeout_ptr)), stream=s)
+        for _ in range(settle):  # untimed, right after the release
+            enqueue_rep(streams)
+        # gated: events e0 e1 ... (repetition r from e_r to e_r+1); ungated: pairs (s_r, e_r)
+        marks: list[list[tuple[Any, Any]]] = [[] for _ in streams]
+
+        def record(i: int) -> Any:
+            with cupy.cuda.Device(devices[i]):
+                ev = cupy.cuda.Event()
+                ev.record(streams[i])
+                return ev
+
+        last = [record(i) for i in range(len(streams))] if gated else []
+        for r in range(batch):
+            starts = last if gated else [record(i) for i in range(len(streams))]
+            enqueue_rep(streams)
+            last = [record(i) for i in range(len(streams))]
+            for i in range(len(streams)):
+                marks[i].append((starts[i], last[i]))
         flag.release()
         for s in streams:
             s.synchronize()
-        if flag.timed_out:
-            raise GateTimeout("the spin gate timed out before the group calls were all queued")
-        for lst, ev in zip(out, marks):
-            lst.extend(cupy.cuda.get_elapsed_time(ev[r], ev[r + 1]) / 1e3 for r in range(batch))
+        if gated and flag.timed_out:
+            raise GateTimeout("the spin gate timed out before all repetitions were queued; figures discarded "
+                              "(the driver runs this operation synchronously with the host, or the host was too slow)")
+        for lst, pairs in zip(out, marks):
+            lst.extend(cupy.cuda.get_elapsed_time(a, b) / 1e3 for a, b in pairs)
         done += batch
-    return out
-
-
-def _grouped_ungated(devices: list[int], streams: list[Any], enqueue_rep: Callable[[list[Any]], None],
-                     reps: int) -> list[list[float]]:
-    cupy = cp()
-    out: list[list[float]] = [[] for _ in devices]
-
-    def mark() -> list[Any]:
-        events = []
-        for d, s in zip(devices, streams):
-            with cupy.cuda.Device(d):
-                e = cupy.cuda.Event()
-                e.record(s)
-                events.append(e)
-        return events
-
-    for _ in range(reps):
-        starts = mark()
-        enqueue_rep(streams)
-        ends = mark()
-        for lst, a, b in zip(out, starts, ends):
-            b.synchronize()
-            lst.append(cupy.cuda.get_elapsed_time(a, b) / 1e3)
     return out
 
 
@@ -203,3 +157,21 @@ def time_kernel(device: int, run: Callable[[Any], None], reps: int, warmup: int 
     """Seconds per call of something that runs long enough on its own (a GEMM, a
     pointer chase): one lane, gated all the same."""
     return time_lanes([Lane(device, run)], reps, warmup)[0]
+
+
+def time_calls(call: Callable[[int], Any], reps: int, framework: str = "cupy", gated: bool = False) -> list[float]:
+    """User code (`linkroof compare`): seconds per `call(i)`, on the current stream of
+    CuPy or PyTorch, with the same protocol. Ungated by default: user code may wait on
+    the host, which would hold the gate until it times out."""
+    cupy = cp()
+    if framework == "torch":
+        import torch
+
+        current = torch.cuda.current_stream()
+        device = current.device.index if current.device.index is not None else torch.cuda.current_device()
+        s = cupy.cuda.ExternalStream(current.cuda_stream, device)
+    else:
+        device = cupy.cuda.Device().id
+        s = cupy.cuda.get_current_stream()
+    counter = iter(range(reps))
+    return time_repetitions([device], [s], lambda _: call(next(counter)), reps, warmup=0, gated=gated)[0]

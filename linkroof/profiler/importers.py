@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LinkroofError
+from ..roofline.collectives import busbw_factor, canonical, canonical_dtype
 from ..schema import BenchSpec, Environment, Fabric, Gpu, Host, Measurement, Mig, Topology, Unknown
 
 NVB_BUFFER = 512 << 20  # nvbandwidth's default buffer; its output does not print the size
@@ -241,21 +242,14 @@ def _parse_nvb_text(text: str, path: str) -> Imported:
 
 # ------------------------------------------------------------------ nccl-tests
 
-BUSBW_FACTOR = {
-    "all_reduce": lambda n: 2 * (n - 1) / n, "all_gather": lambda n: (n - 1) / n,
-    "reduce_scatter": lambda n: (n - 1) / n, "alltoall": lambda n: (n - 1) / n,
-    "broadcast": lambda n: 1.0, "reduce": lambda n: 1.0, "sendrecv": lambda n: 1.0,
-    "hypercube": lambda n: (n - 1) / n, "scatter": lambda n: (n - 1) / n, "gather": lambda n: (n - 1) / n,
-}
-
-
 def _nccl_measurement(coll: str, ranks: int, size: int, dtype: str, redop: str, root: str, in_place: bool,
                       time_us: float, algbw: float, busbw: float, wrong: str, iters: int) -> Measurement:
     checked = wrong not in ("N/A", "nan")
     ok = checked and float(wrong) == 0
+    coll, dtype = canonical(coll), canonical_dtype(dtype)  # nccl-tests' alltoall and float: all_to_all and fp32
     spec = BenchSpec(f"nccl_{coll}", "nccl", coll, tuple(range(ranks)), size, iters,
                      params={"dtype": dtype, "redop": redop, "root": root, "in_place": in_place})
-    factor = BUSBW_FACTOR.get(coll, lambda n: 1.0)(ranks)
+    factor = busbw_factor(coll, ranks)
     return Measurement(spec=spec, times_s=(), bytes_per_rep=size,
                        bytes_convention="nccl-tests: algbw = size / time, busbw = algbw x factor",
                        verified=ok, verification=(f"nccl-tests #wrong = {wrong}" if checked

@@ -2,8 +2,8 @@
 bytes per link class), from the user (Python or TOML), from collective formulas, or
 from templates of the fused operations multi-GPU kernels are made of.
 
-Bytes on the wire are per GPU (rank), per direction, for ring / direct algorithms:
-all-reduce 2S(n-1)/n, all-gather / reduce-scatter / all-to-all S(n-1)/n, broadcast S.
+Bytes on the wire are per GPU (rank), per direction; the collective formulas live in
+collectives.py.
 """
 
 from __future__ import annotations
@@ -15,39 +15,31 @@ from typing import Any
 
 from ..errors import LinkroofError
 from ..schema import Workload
+from . import collectives as C
 
-DTYPE_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1, "fp4": 0.5}
-COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce", "sendrecv")
+# data types a workload can count FLOPs in
+FLOP_DTYPES = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp4")
 
 
 class WorkloadError(LinkroofError):
     """A workload description is wrong; the message names the key."""
 
 
-def collective_link_bytes(collective: str, size_bytes: float, ranks: int) -> float:
-    """Bytes each GPU sends (and receives) for a collective of `size_bytes`."""
-    n = ranks
-    if n < 1:
-        raise WorkloadError(f"ranks must be at least 1, got {n}")
-    if collective == "all_reduce":
-        return 2 * size_bytes * (n - 1) / n
-    if collective in ("all_gather", "reduce_scatter", "alltoall"):
-        return size_bytes * (n - 1) / n
-    if collective in ("broadcast", "reduce", "sendrecv"):
-        return float(size_bytes)
-    raise WorkloadError(f"unknown collective {collective!r} (one of {', '.join(COLLECTIVES)})")
-
-
 def collective(collective: str, size_bytes: int, ranks: int, link: str = "nvlink") -> Workload:
-    return Workload(name=f"{collective} {size_bytes} B x {ranks}", hbm_bytes=0.0,
-                    link_bytes={link: collective_link_bytes(collective, size_bytes, ranks)},
-                    message_bytes=size_bytes, ranks=ranks, pattern=collective, source=f"formula:{collective}")
+    """A collective of `size_bytes` (nccl-tests' size) over `ranks`: its bytes per rank."""
+    name = C.canonical(collective)
+    try:
+        nbytes = C.link_bytes(name, size_bytes, ranks)
+    except C.CollectiveError as e:
+        raise WorkloadError(str(e)) from None
+    return Workload(name=f"{name} {size_bytes} B x {ranks}", hbm_bytes=0.0, link_bytes={link: nbytes},
+                    message_bytes=size_bytes, ranks=ranks, pattern=name, source=f"formula:{name}")
 
 
 def _dtype_bytes(dtype: str) -> float:
-    if dtype not in DTYPE_BYTES:
-        raise WorkloadError(f"unknown data type {dtype!r} (one of {', '.join(DTYPE_BYTES)})")
-    return DTYPE_BYTES[dtype]
+    if dtype not in FLOP_DTYPES:
+        raise WorkloadError(f"unknown data type {dtype!r} (one of {', '.join(FLOP_DTYPES)})")
+    return C.dtype_bytes(dtype)
 
 
 def allgather_gemm(m: int, n: int, k: int, dtype: str, ranks: int, link: str = "nvlink") -> Workload:
@@ -107,7 +99,7 @@ def moe_dispatch_combine(tokens: int, hidden: int, experts: int, top_k: int, dty
     one_way = s * tokens * top_k * hidden * (ranks - 1) / ranks
     return Workload(name=f"MoE dispatch+combine {tokens} tok h{hidden} E{experts} k{top_k} {dtype} x{ranks}",
                     hbm_bytes=4 * one_way, link_bytes={link: 2 * one_way},
-                    message_bytes=int(s * tokens * top_k * hidden / ranks), ranks=ranks, pattern="alltoall",
+                    message_bytes=int(s * tokens * top_k * hidden / ranks), ranks=ranks, pattern="all_to_all",
                     source="template:moe_dispatch_combine")
 
 
@@ -189,8 +181,8 @@ def from_dict(doc: dict[str, Any], where: str = "workload") -> Workload:
     if not isinstance(flops, dict):
         raise WorkloadError(f"{where}.flops: expected a table of data type = FLOPs")
     for dt in flops:
-        if dt not in DTYPE_BYTES:
-            raise WorkloadError(f"{where}.flops.{dt}: unknown data type (one of {', '.join(DTYPE_BYTES)})")
+        if dt not in FLOP_DTYPES:
+            raise WorkloadError(f"{where}.flops.{dt}: unknown data type (one of {', '.join(FLOP_DTYPES)})")
         _number(flops, dt, f"{where}.flops")
     links = w.get("link_bytes", {})
     if not isinstance(links, dict):

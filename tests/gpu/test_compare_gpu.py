@@ -18,18 +18,18 @@ def test_peer_copy_example_counters_see_one_gib():
     out = run_compare("examples/peer_copy_cupy.py:ce_copy", "examples/peer_copy_cupy.py:make_inputs",
                       reference="examples/peer_copy_cupy.py:sm_copy", workload_path="examples/peer_copy.toml",
                       reps=10, warmup=3)
-    r = out["result"]
+    r = out.result
     assert r.checked.startswith("matches")
     assert r.link_bytes() == pytest.approx(GiB, rel=0.01)
-    assert 0.5 < out["placements"][0].fraction_of_roofline <= 1.0001
+    assert 0.5 < out.placements[0].fraction_of_roofline <= 1.0001
 
 
 @needs_two
 def test_all_reduce_counter_bytes_match_the_ring_formula():
     from linkroof import probe
     from linkroof.microbench import nccl
-    from linkroof.profiler.compare import NvmlCounters
-    from linkroof.roofline.workload import collective_link_bytes
+    from linkroof.profiler.counters import NvmlCounters
+    from linkroof.roofline.collectives import link_bytes
 
     topo = probe()
     counters = NvmlCounters([0, 1], {g.index: len(g.nvlinks) for g in topo.gpus})
@@ -42,7 +42,7 @@ def test_all_reduce_counter_bytes_match_the_ring_formula():
 
     # the difference of two runs cancels the warm-ups and the checked run
     per_call = (sent(30) - sent(10)) / 20
-    assert per_call == pytest.approx(collective_link_bytes("all_reduce", size, 2), rel=0.05)
+    assert per_call == pytest.approx(link_bytes("all_reduce", size, 2), rel=0.05)
 
 
 @needs_two

@@ -11,7 +11,7 @@ pytestmark = pytest.mark.gpu
 
 
 @needs_two
-@pytest.mark.parametrize("coll", ["all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce",
+@pytest.mark.parametrize("coll", ["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce",
                                   "sendrecv"])
 @pytest.mark.parametrize("dtype", ["fp32", "bf16"])
 def test_every_collective_checks_out(coll, dtype):

@@ -1,6 +1,6 @@
 """The benchmark API behind `linkroof bench`:
 
-    from linkroof.microbench import bench
+    from linkroof.profiler import bench
     plan, topo = bench.plan_for(suite="quick")
     profile = bench.run(plan, topo)
 """
@@ -11,9 +11,9 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-from ..profiler.probe import probe
 from ..schema import Profile, Topology
 from .plan import Plan, make_plan
+from .probe import probe
 
 
 def plan_for(suite: str = "default", gpus: Iterable[int] | None = None, only: Iterable[str] | None = None,
@@ -24,9 +24,9 @@ def plan_for(suite: str = "default", gpus: Iterable[int] | None = None, only: It
 
 
 def run(plan: Plan, topology: Topology, label: str = "", progress: bool = True) -> Profile:
-    from ..profiler.environment import collect_environment, gpu_states
-    from ..profiler.recording import live_source
-    from .cuda import cp
+    from ..microbench.cuda import cp
+    from .environment import collect_environment, gpu_states
+    from .recording import live_source
     from .runner import cuda_versions, run_plan, run_profile
 
     cp()  # a clear error now if CuPy or CUDA is missing

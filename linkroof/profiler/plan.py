@@ -1,15 +1,18 @@
 """Planning: from a Topology, the benchmarks that make sense on this machine.
 
-Pure: no CuPy here, so plans are tested on recorded and synthetic topologies. Each
-planned item names a benchmark function and its arguments; `runner.py` runs them.
+No CuPy is touched here (the instruments import it only when they run), so plans are
+tested on recorded and synthetic topologies. Each planned item holds the benchmark
+function itself and its arguments; `runner.py` calls them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..microbench import compute, copies, latency, local, multicast, nccl
+from ..roofline.collectives import COLLECTIVES, NO_IN_PLACE
 from ..schema import Skipped, Topology, known
 
 FAMILIES = ("host", "local", "peer_ce", "peer_sm", "peer_tma", "concurrency", "latency", "sweep", "compute", "nccl",
@@ -18,14 +21,20 @@ SUITES = ("quick", "default", "full")
 
 MiB = 1 << 20
 GiB = 1 << 30
+SWEEP_SIZES = [8 * 4 ** k for k in range(14)] + [GiB]  # collectives: nccl-tests -b 8 -e 1G -f 4, then 1 GiB
 
 
 @dataclass(frozen=True)
 class PlannedBench:
     family: str
     title: str  # for the progress bar
-    fn: str  # function path inside linkroof.microbench, e.g. "copies.peer_copy"
+    fn: Callable[..., Any]  # the benchmark function, e.g. copies.peer_copy
     kwargs: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def function_name(self) -> str:
+        """'copies.peer_copy': the function's module inside linkroof.microbench, and name."""
+        return f"{self.fn.__module__.rsplit('.', 1)[-1]}.{self.fn.__name__}"
 
 
 @dataclass
@@ -62,8 +71,6 @@ def nccl_grid(suite: str, sizes: list[int] | None = None) -> list[tuple[str, int
     512 MiB; default = every collective at 8 B, 1 MiB, 512 MiB (+ in-place all-gather);
     full = nccl-tests' sweep, in- and out-of-place, and all-reduce in bf16 and fp16.
     `sizes` (--sizes) sweeps every collective out-of-place in any suite."""
-    from .nccl import COLLECTIVES, NO_IN_PLACE, SWEEP_SIZES
-
     if sizes:
         return [(c, s_, False, "fp32") for c in COLLECTIVES for s_ in sizes]
     if suite == "quick":
@@ -119,62 +126,62 @@ def make_plan(topo: Topology, suite: str = "default", gpus: Iterable[int] | None
     hopper = {g for g in usable if known(topo.gpus[g].compute_capability) and
               tuple(int(x) for x in topo.gpus[g].compute_capability.split(".")) >= (9, 0)}
 
-    def add(family: str, title: str, fn: str, **kwargs: Any) -> None:
+    def add(family: str, title: str, fn: Callable[..., Any], **kwargs: Any) -> None:
         if family in families:
             items.append(PlannedBench(family, title, fn, kwargs))
 
     # 1. host links
     for g in headline:
-        add("host", f"H2D pinned GPU{g}", "copies.host_copy", gpu=g, direction="h2d", nbytes=big, reps=r)
-        add("host", f"D2H pinned GPU{g}", "copies.host_copy", gpu=g, direction="d2h", nbytes=big, reps=r)
+        add("host", f"H2D pinned GPU{g}", copies.host_copy, gpu=g, direction="h2d", nbytes=big, reps=r)
+        add("host", f"D2H pinned GPU{g}", copies.host_copy, gpu=g, direction="d2h", nbytes=big, reps=r)
         if suite != "quick":
-            add("host", f"H2D pageable GPU{g}", "copies.host_copy", gpu=g, direction="h2d", nbytes=big // 4,
+            add("host", f"H2D pageable GPU{g}", copies.host_copy, gpu=g, direction="h2d", nbytes=big // 4,
                 reps=max(3, r // 2), pinned=False)
-            add("host", f"D2H pageable GPU{g}", "copies.host_copy", gpu=g, direction="d2h", nbytes=big // 4,
+            add("host", f"D2H pageable GPU{g}", copies.host_copy, gpu=g, direction="d2h", nbytes=big // 4,
                 reps=max(3, r // 2), pinned=False)
-            add("host", f"host bidirectional GPU{g}", "copies.host_bidir", gpu=g, nbytes=big, reps=r)
+            add("host", f"host bidirectional GPU{g}", copies.host_bidir, gpu=g, nbytes=big, reps=r)
     if suite != "quick" and len(usable) > 1:
         for d in ("h2d", "d2h"):
-            add("host", f"{d.upper()} all GPUs at once", "copies.host_all_gpus", gpus=usable, direction=d, nbytes=big, reps=r)
+            add("host", f"{d.upper()} all GPUs at once", copies.host_all_gpus, gpus=usable, direction=d, nbytes=big, reps=r)
 
     # 2. local HBM
     for g in headline:
-        add("local", f"local copy CE GPU{g}", "copies.local_copy", gpu=g, mechanism="ce", nbytes=2 * GiB, reps=r)
+        add("local", f"local copy CE GPU{g}", copies.local_copy, gpu=g, mechanism="ce", nbytes=2 * GiB, reps=r)
         if suite != "quick":
-            add("local", f"local copy SM GPU{g}", "copies.local_copy", gpu=g, mechanism="sm", nbytes=2 * big, reps=r,
+            add("local", f"local copy SM GPU{g}", copies.local_copy, gpu=g, mechanism="sm", nbytes=2 * big, reps=r,
                 **_sized({"unroll": 8, "blocks": None, "threads": 512, "loops": 4}, topo, g, per_sm=4))
-            add("local", f"local read-only GPU{g}", "local.read_only", gpu=g, nbytes=2 * big, reps=r)
-            add("local", f"local write-only GPU{g}", "local.write_only", gpu=g, nbytes=2 * big, reps=r)
+            add("local", f"local read-only GPU{g}", local.read_only, gpu=g, nbytes=2 * big, reps=r)
+            add("local", f"local write-only GPU{g}", local.write_only, gpu=g, nbytes=2 * big, reps=r)
 
     # 3-5. peer copies
     if ordered_pairs and not peer_pairs:
         skipped.append(Skipped("peer copies", "no GPU pair has a peer path", tuple(usable)))
     for a, b in pairs:
         for mode in ("read", "write"):
-            add("peer_ce", f"CE {mode} GPU{a}->GPU{b}", "copies.peer_copy", src=a, dst=b, mode=mode, mechanism="ce",
+            add("peer_ce", f"CE {mode} GPU{a}->GPU{b}", copies.peer_copy, src=a, dst=b, mode=mode, mechanism="ce",
                 nbytes=ce_big, reps=r)
-            add("peer_sm", f"SM {mode} GPU{a}->GPU{b}", "copies.peer_copy", src=a, dst=b, mode=mode, mechanism="sm",
+            add("peer_sm", f"SM {mode} GPU{a}->GPU{b}", copies.peer_copy, src=a, dst=b, mode=mode, mechanism="sm",
                 nbytes=big, reps=r, **_sized(sm_best, topo, a if mode == "write" else b))
             if a in hopper and b in hopper:
-                add("peer_tma", f"TMA {mode} GPU{a}->GPU{b}", "copies.peer_copy", src=a, dst=b, mode=mode,
+                add("peer_tma", f"TMA {mode} GPU{a}->GPU{b}", copies.peer_copy, src=a, dst=b, mode=mode,
                     mechanism="tma", nbytes=big, reps=r, **_sized(tma_best, topo, a if mode == "write" else b))
         if a < b or suite == "quick":
-            add("peer_ce", f"CE both directions GPU{a}<->GPU{b}", "copies.peer_bidir", a=a, b=b, mode="write",
+            add("peer_ce", f"CE both directions GPU{a}<->GPU{b}", copies.peer_bidir, a=a, b=b, mode="write",
                 mechanism="ce", nbytes=ce_big, reps=r)
             if suite != "quick":
-                add("peer_ce", f"CE both directions (read) GPU{a}<->GPU{b}", "copies.peer_bidir", a=a, b=b, mode="read",
+                add("peer_ce", f"CE both directions (read) GPU{a}<->GPU{b}", copies.peer_bidir, a=a, b=b, mode="read",
                     mechanism="ce", nbytes=ce_big, reps=r)
                 for mode in ("read", "write"):
-                    add("peer_sm", f"SM both directions ({mode}) GPU{a}<->GPU{b}", "copies.peer_bidir", a=a, b=b,
+                    add("peer_sm", f"SM both directions ({mode}) GPU{a}<->GPU{b}", copies.peer_bidir, a=a, b=b,
                         mode=mode, mechanism="sm", nbytes=big, reps=r, **_sized(sm_best, topo, a))
                 if suite == "full" or (a, b) == first_pair[0]:  # the driver's staging: ~2 s a pair
-                    add("peer_ce", f"CE without peer access GPU{a}->GPU{b}", "copies.peer_copy", src=a, dst=b,
+                    add("peer_ce", f"CE without peer access GPU{a}->GPU{b}", copies.peer_copy, src=a, dst=b,
                         mode="write", mechanism="ce", nbytes=big // 4, reps=max(3, r // 2), peer_access=False)
     if "peer_tma" in families and pairs and not any(a in hopper and b in hopper for a, b in pairs):
         skipped.append(Skipped("peer_tma", "TMA bulk copies need compute capability 9.0+", tuple(usable)))
     for a, b in ordered_pairs:
         if (a, b) not in peer_pairs and suite != "quick":
-            add("peer_ce", f"CE staged through host GPU{a}->GPU{b}", "copies.peer_copy", src=a, dst=b, mode="write",
+            add("peer_ce", f"CE staged through host GPU{a}->GPU{b}", copies.peer_copy, src=a, dst=b, mode="write",
                 mechanism="ce", nbytes=big // 4, reps=max(3, r // 2), peer_access=False)
 
     # SM count sweep (blocks) and TMA chunk sweep, on the first pair
@@ -185,54 +192,52 @@ def make_plan(topo: Topology, suite: str = "default", gpus: Iterable[int] | None
         if suite == "default":
             block_counts = [c for c in block_counts if c in (max(1, sms // 8), sms // 4, sms // 2, sms, 2 * sms)]
         for blocks in block_counts:
-            add("peer_sm", f"SM read, {blocks} blocks", "copies.peer_copy", src=a, dst=b, mode="read", mechanism="sm",
+            add("peer_sm", f"SM read, {blocks} blocks", copies.peer_copy, src=a, dst=b, mode="read", mechanism="sm",
                 nbytes=big, reps=max(3, r // 2), blocks=blocks)
         if a in hopper and b in hopper:
             for chunk in ((8192, 16384, 32768) if suite == "full" else (16384,)):
                 for stages in ((2, 3, 4) if suite == "full" else (2, 4)):
-                    add("peer_tma", f"TMA read, {chunk // 1024} KiB x {stages} stages", "copies.peer_copy", src=a,
+                    add("peer_tma", f"TMA read, {chunk // 1024} KiB x {stages} stages", copies.peer_copy, src=a,
                         dst=b, mode="read", mechanism="tma", nbytes=big, reps=max(3, r // 2), chunk=chunk,
                         stages=stages)
 
     # 6. concurrency patterns
     if len(usable) >= 2 and suite != "quick":
-        add("concurrency", "all-to-all at once", "copies.concurrent", pattern="all_to_all", gpus=usable, nbytes=big // 2,
+        add("concurrency", "all-to-all at once", copies.concurrent, pattern="all_to_all", gpus=usable, nbytes=big // 2,
             reps=r)
         if len(usable) >= 3:
-            add("concurrency", f"all-to-one GPU{usable[0]}", "copies.concurrent", pattern="all_to_one", gpus=usable,
+            add("concurrency", f"all-to-one GPU{usable[0]}", copies.concurrent, pattern="all_to_one", gpus=usable,
                 target=usable[0], nbytes=big // 2, reps=r)
-            add("concurrency", f"one-to-all GPU{usable[0]}", "copies.concurrent", pattern="one_to_all", gpus=usable,
+            add("concurrency", f"one-to-all GPU{usable[0]}", copies.concurrent, pattern="one_to_all", gpus=usable,
                 target=usable[0], nbytes=big // 2, reps=r)
 
     # 7. latency
     for a, b in first_pair:
-        add("latency", f"pointer chase GPU{a} -> GPU{b} memory", "latency.pointer_chase", runner=a, where="peer", target=b,
+        add("latency", f"pointer chase GPU{a} -> GPU{b} memory", latency.pointer_chase, runner=a, where="peer", target=b,
             reps=2 if suite == "quick" else 3)
         if suite != "quick":
-            add("latency", f"CE round trip GPU{a}->GPU{b}", "latency.ce_roundtrip", src=a, dst=b)
+            add("latency", f"CE round trip GPU{a}->GPU{b}", latency.ce_roundtrip, src=a, dst=b)
             if a in hopper and b in hopper:
-                add("latency", f"TMA round trip GPU{a} <- GPU{b}", "latency.tma_roundtrip", runner=a, target=b)
+                add("latency", f"TMA round trip GPU{a} <- GPU{b}", latency.tma_roundtrip, runner=a, target=b)
     for g in headline[:1]:
-        add("latency", f"pointer chase pinned host from GPU{g}", "latency.pointer_chase", runner=g, where="host",
+        add("latency", f"pointer chase pinned host from GPU{g}", latency.pointer_chase, runner=g, where="host",
             reps=2 if suite == "quick" else 5)  # host round trips see the host's noise: more repetitions
         if suite != "quick":
-            add("latency", f"pointer chase GPU{g} local (2 MiB, L2)", "latency.pointer_chase", runner=g, where="local")
+            add("latency", f"pointer chase GPU{g} local (2 MiB, L2)", latency.pointer_chase, runner=g, where="local")
 
     # 9. compute peaks
     for g in headline[:1] if suite != "full" else headline:
-        from .compute import GEMM_DTYPES
-
-        dtypes = ("fp16",) if suite == "quick" else GEMM_DTYPES
+        dtypes = ("fp16",) if suite == "quick" else compute.GEMM_DTYPES
         for dt in dtypes:
-            add("compute", f"GEMM {dt} GPU{g}", "compute.gemm", dev=g, dtype=dt, reps=5 if suite == "quick" else r)
+            add("compute", f"GEMM {dt} GPU{g}", compute.gemm, dev=g, dtype=dt, reps=5 if suite == "quick" else r)
         if suite != "quick":
-            add("compute", f"fp32 FMA GPU{g}", "compute.fma_peak", dev=g)
+            add("compute", f"fp32 FMA GPU{g}", compute.fma_peak, dev=g)
 
     # NCCL collectives, one process driving every GPU (grouped calls)
     if len(usable) >= 2 and "nccl" in families:
         grid = nccl_grid(suite, sizes)
         for coll, size, ip, dt in grid:
-            add("nccl", f"NCCL {coll} {size} B {dt}{' in-place' if ip else ''}", "nccl.collective", gpus=usable,
+            add("nccl", f"NCCL {coll} {size} B {dt}{' in-place' if ip else ''}", nccl.collective, gpus=usable,
                 coll=coll, nbytes=size, in_place=ip, reps=20, dtype=dt)
 
     # 8. message-size sweeps per mechanism, on the first pair (last: the longest family)
@@ -248,13 +253,13 @@ def make_plan(topo: Topology, suite: str = "default", gpus: Iterable[int] | None
                 # fused kernel); the copy engine: back-to-back copies from the host.
                 extra = {"loops": max(1, min(4096, (16 * MiB) // size))} if mech != "ce" else {}
                 for mode in (("write", "read") if suite == "full" else ("write",)):
-                    add("sweep", f"{mech.upper()} {mode} {size} B", "copies.peer_copy", src=a, dst=b, mode=mode,
+                    add("sweep", f"{mech.upper()} {mode} {size} B", copies.peer_copy, src=a, dst=b, mode=mode,
                         mechanism=mech, nbytes=size, reps=max(5, r // 2), sweep=True, **extra)
     elif suite != "quick" and "sweep" in families:
         skipped.append(Skipped("sweep", "message-size sweeps need a GPU pair with a peer path", tuple(usable)))
 
     # 10. multicast, only on request
     if "multicast" in families:
-        add("multicast", "NVSwitch multicast (opt-in)", "multicast.multicast_bench", gpus=usable, nbytes=big, reps=r)
+        add("multicast", "NVSwitch multicast (opt-in)", multicast.multicast_bench, gpus=usable, nbytes=big, reps=r)
 
     return Plan(items=items, skipped=skipped, gpus=usable, suite=suite)

@@ -5,16 +5,18 @@ flagged on that family's figures), Ctrl-C keeps what was measured."""
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..microbench.cuda import BenchError, free_memory
+from ..roofline.checks import flag_above_spec
 from ..schema import Environment, GpuState, Measurement, Profile, Skipped, Topology, Unknown
-from ..profiler.nvml import cuda_version_text
-from .cuda import BenchError, free_memory
+from .environment import throttled
+from .nvml import cuda_version_text
 from .plan import Plan, PlannedBench
+from .session import make_profile
 
 
 @dataclass
@@ -27,11 +29,6 @@ class RunResult:
     seconds: float = 0.0
     interrupted: bool = False
     item_seconds: list[tuple[str, str, float]] = field(default_factory=list)  # (family, title, seconds)
-
-
-def _function(path: str) -> Callable[..., Any]:
-    module, name = path.rsplit(".", 1)
-    return getattr(importlib.import_module(f"linkroof.microbench.{module}"), name)
 
 
 def _reason(e: BaseException) -> str:
@@ -50,8 +47,6 @@ def run_plan(plan: Plan, states: Callable[[], tuple[GpuState, ...]] | None = Non
              progress: Callable[[int, int, str], None] | None = None) -> RunResult:
     """Run every planned benchmark. `states` reads GPU clocks/power (NVML) for the
     throttling check; `progress(done, total, title)` is called before each one."""
-    from ..profiler.environment import throttled
-
     res = RunResult(skipped=list(plan.skipped))
     t0 = time.perf_counter()
     read_states = states or (lambda: ())
@@ -68,7 +63,7 @@ def run_plan(plan: Plan, states: Callable[[], tuple[GpuState, ...]] | None = Non
                     progress(done, len(plan.items), item.title)
                 t_item = time.perf_counter()
                 try:
-                    got = _function(item.fn)(**item.kwargs)
+                    got = item.fn(**item.kwargs)
                     res.measurements.extend(got if isinstance(got, list) else [got])
                 except KeyboardInterrupt:
                     raise
@@ -97,7 +92,7 @@ def run_plan(plan: Plan, states: Callable[[], tuple[GpuState, ...]] | None = Non
 
 def cuda_versions() -> dict[str, Any]:
     """CUDA runtime, NCCL and CuPy versions as CuPy sees them."""
-    from .cuda import cp
+    from ..microbench.cuda import cp
 
     cupy = cp()
     out: dict[str, Any] = {"cupy_version": cupy.__version__}
@@ -114,9 +109,6 @@ def cuda_versions() -> dict[str, Any]:
 
 
 def run_profile(topology: Topology, environment: Environment, plan: Plan, result: RunResult, label: str = "") -> Profile:
-    from ..profiler.session import make_profile
-    from ..roofline.checks import flag_above_spec
-
     env = dataclasses.replace(environment, gpu_states_before=result.states_before, gpu_states_after=result.states_after)
     slowest = sorted(result.item_seconds, key=lambda x: -x[2])[:5]
     per_family: dict[str, list[float]] = {}

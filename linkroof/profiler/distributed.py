@@ -19,10 +19,14 @@ from typing import Any
 
 import numpy as np
 
-from ..profiler.launch import Comm
-from ..schema import BenchSpec, Environment, Measurement, Profile, Skipped, Topology
+from ..microbench.nccl import CONVENTION, INTERNODE
+from ..schema import BenchSpec, Environment, Measurement, Profile, Skipped, Topology, slowest_per_repetition
+from .launch import Comm
 
 LOCAL_FAMILIES = ("host", "local", "latency", "compute")
+# What differs between the ranks' measurements of one collective
+RANK_FIELDS = ("devices", "repetitions", "params.send_to", "params.recv_from", "params.rank_time",
+               "params.gated")
 
 
 @dataclass
@@ -63,8 +67,8 @@ def _rank_work(comm: Comm, suite: str, only: list[str] | None, reps: int | None,
     t0 = time.perf_counter()
     rep = RankReport(ctx.rank, ctx.hostname)
     try:
-        from ..profiler.environment import collect_environment
-        from ..profiler.probe import probe
+        from .environment import collect_environment
+        from .probe import probe
 
         if standin:
             rep.topology = dataclasses.replace(probe(replay="h200x2"), notes=("CPU stand-in: recorded topology",))
@@ -72,8 +76,7 @@ def _rank_work(comm: Comm, suite: str, only: list[str] | None, reps: int | None,
             rep.measurements = standin_work(ctx.rank)
         else:
             rep.topology = probe()
-            from ..profiler.recording import live_source
-
+            from .recording import live_source
             from .runner import cuda_versions
 
             source = live_source()
@@ -94,7 +97,7 @@ def _rank_work(comm: Comm, suite: str, only: list[str] | None, reps: int | None,
 
 
 def internode_sizes(suite: str, sizes: list[int] | None = None) -> list[int]:
-    from .nccl import SWEEP_SIZES
+    from .plan import SWEEP_SIZES
 
     return sizes or {"quick": [512 << 20], "default": [1 << 20, 512 << 20]}.get(suite, SWEEP_SIZES)
 
@@ -115,7 +118,8 @@ def _gpu_work(comm: Comm, topo: Topology, suite: str, only: list[str] | None,
         out += res.measurements
         skipped += res.skipped
     if only is None or "nccl" in only:
-        from .nccl import RankCollectives, internode_peers
+        from ..microbench.nccl import RankCollectives
+
         from .plan import nccl_grid
 
         rc = RankCollectives(comm, gpu)
@@ -170,20 +174,17 @@ def run_distributed(comm: Comm, suite: str = "default", only: list[str] | None =
         measurements += rep.measurements
         skipped += rep.skipped
     if not standin:
-        from .nccl import INTERNODE, internode_peers, slowest_rank
-
         # ranks with a partner on another host (a rank without one sits the exchange out)
         paired = sum(1 for r in host_of if internode_peers(host_of, r) != (None, None))
         groups: dict[tuple[Any, ...], list[Measurement]] = {}
         for m in measurements:
-            if m.spec.mechanism == "nccl":
-                key = (m.spec.name, m.spec.message_bytes, m.spec.params.get("dtype"), m.spec.params.get("in_place"))
-                groups.setdefault(key, []).append(m)
+            if m.spec.mechanism == "nccl":  # one collective: the same spec on every rank but its device
+                groups.setdefault(m.spec.key(ignore=RANK_FIELDS), []).append(m)
         measurements += [slowest_rank(ms) for ms in groups.values()
                          if len(ms) == (paired if ms[0].spec.pattern == INTERNODE else ctx.world)]
     if not topologies:
         return None
-    from ..profiler.session import make_profile
+    from .session import make_profile
 
     return make_profile(list(topologies.values()), list(environments.values()), measurements, skipped,
                         label=label or f"bench:{suite}:{ctx.world} ranks", notes=notes)
@@ -191,3 +192,42 @@ def run_distributed(comm: Comm, suite: str = "default", only: list[str] | None =
 
 def incomplete(profile: Profile, world: int) -> bool:
     return any(s.name.startswith("rank ") for s in profile.skipped) or len({m.rank for m in profile.measurements}) < world
+
+
+def internode_peers(host_of: dict[int, str], rank: int) -> tuple[int | None, int | None]:
+    """Rail-aligned partners across hosts: the rank with the same local index on the
+    next host (send to) and on the previous one (receive from); (None, None) on one
+    host. Hosts are ordered by their lowest rank, local indices by rank."""
+    hosts: list[str] = []
+    ranks_on: dict[str, list[int]] = {}
+    for r in sorted(host_of):
+        h = host_of[r]
+        if h not in ranks_on:
+            hosts.append(h)
+            ranks_on[h] = []
+        ranks_on[h].append(r)
+    if len(hosts) < 2 or rank not in host_of:
+        return None, None
+    here = hosts.index(host_of[rank])
+    local = ranks_on[host_of[rank]].index(rank)
+
+    def at(h: str) -> int | None:
+        return ranks_on[h][local] if local < len(ranks_on[h]) else None
+
+    return at(hosts[(here + 1) % len(hosts)]), at(hosts[(here - 1) % len(hosts)])
+
+
+def slowest_rank(per_rank: list[Measurement]) -> Measurement:
+    """Merge one collective's per-rank measurements: per repetition the slowest rank."""
+    first = per_rank[0]
+    times = slowest_per_repetition([m.times_s for m in per_rank])
+    n = len(per_rank)
+    ok = all(m.verified or "nothing to check" in m.verification for m in per_rank)
+    ranks = tuple(sorted({d for m in per_rank for d in m.spec.devices})) if len(per_rank) > 1 else tuple(range(n))
+    spec = BenchSpec(first.spec.name, "nccl", first.spec.pattern, ranks, first.spec.message_bytes, len(times),
+                     params={**{k: v for k, v in first.spec.params.items()
+                                if k not in ("rank_time", "send_to", "recv_from")},
+                             "rank_time": "slowest rank per repetition"})
+    return Measurement(spec=spec, times_s=times, bytes_per_rep=first.bytes_per_rep, bytes_convention=CONVENTION,
+                       verified=ok, verification="every rank checked its result" if ok else "a rank found wrong results",
+                       busbw_factor=first.busbw_factor)
