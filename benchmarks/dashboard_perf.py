@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))
 
 import fakes  # noqa: E402
 from linkroof.dashboard import app as A  # noqa: E402
+from linkroof.dashboard import report as R  # noqa: E402
 from linkroof.profiler.environment import collect_environment  # noqa: E402
 from linkroof.profiler.probe import probe_source  # noqa: E402
 from linkroof.profiler.recording import replay_source  # noqa: E402
@@ -81,7 +82,7 @@ def main() -> None:
             s.put(dataclasses.replace(small, id=f"{small.id}-{i:04d}"))
     setup = time.perf_counter() - t0
     t0 = time.perf_counter()
-    html = A.report_html(big)
+    html = R.report_html(big)
     report_s = time.perf_counter() - t0
     (tmp / "report.html").write_text(html)
 

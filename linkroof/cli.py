@@ -170,7 +170,7 @@ def run(ctx: click.Context, as_json: bool, no_save: bool, label: str | None, no_
         click.echo(f"Dashboard on http://127.0.0.1:{port}/  (Ctrl-C to stop)", err=True)
         create_app(ctx.obj.get("store"), profile).run(host="127.0.0.1", port=port)
     else:
-        from .dashboard.app import report_html
+        from .dashboard.report import report_html
 
         Path("linkroof-report.html").write_text(report_html(profile))
         click.echo("Wrote linkroof-report.html (open it in a browser; `linkroof dashboard` serves the same live).",
@@ -326,23 +326,13 @@ def import_(ctx: click.Context, tool: str, file: str, into: str | None, as_json:
 
 
 def _load_profile(ctx: click.Context, which: str | None) -> Any:
-    """A profile by id (or prefix), file, or 'reference'; default: the newest in the
-    store, else the bundled reference (said on stderr)."""
-    from .profiler.session import REFERENCE, bundled_profile
-    from .store import load_profile_file
+    """The --profile option through the one resolver (profiler.session)."""
+    from .profiler.session import resolve_profile
 
-    if which in ("reference", f"bundled:{REFERENCE}"):
-        return bundled_profile()
-    if which and Path(which).is_file():
-        return load_profile_file(which)
-    with _store(ctx) as store:
-        if which:
-            return store.get(which)
-        latest = store.latest()
-    if latest is None or not latest.measurements:
-        click.echo(f"No measured profile in the store; using the bundled {REFERENCE} reference.", err=True)
-        return bundled_profile()
-    return latest
+    profile, note = resolve_profile(which, ctx.obj.get("store"))
+    if note:
+        click.echo(note, err=True)
+    return profile
 
 
 PROFILE_HELP = "Profile id (or prefix), a profile JSON file, or 'reference' (default: newest in the store)."
@@ -378,7 +368,8 @@ def roofline(ctx: click.Context, which: str | None, workload: str | None, time_:
         wl = load_toml(workload)
         placements = [place(wl, seconds, model, "measured"), place(wl, seconds, model, "spec")]
     if plot:
-        from .dashboard.figures import roofline_figure, write_figure
+        from .dashboard.figures import roofline_figure
+        from .dashboard.report import write_figure
 
         write_figure(roofline_figure(model, placements[:1]), plot)
         click.echo(f"Wrote {plot}", err=True)
@@ -556,8 +547,8 @@ def report(ctx: click.Context, which: str | None, out: str, images: str | None) 
     without a browser session); optionally each figure as an SVG file too."""
     import re
 
-    from .dashboard.app import report_figures, report_html
-    from .dashboard.figures import write_figure
+    from .dashboard.report import report_figures, report_html
+    from .dashboard.report import write_figure
 
     profile = _load_profile(ctx, which)
     Path(out).write_text(report_html(profile))

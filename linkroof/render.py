@@ -9,73 +9,15 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from .roofline.summaries import p2p_matrix, show, topo_matrix
 from .schema import Profile, Topology, Unknown, known
-from .units import format_bytes, format_rate
-
-
-def show(value: Any, fmt: Any = str) -> str:
-    """A value for a table cell: Unknown -> 'N/A'."""
-    if value is None or isinstance(value, Unknown):
-        return "N/A"
-    return fmt(value)
+from .units import format_bytes, format_flops, format_rate, format_size, format_time
 
 
 def _rate(x: Any, digits: int = 1) -> str:
     return show(x, lambda v: format_rate(v, digits))
 
 
-def topo_matrix(topo: Topology) -> str:
-    """The connection matrix the way `nvidia-smi topo -m` prints it (aligned with spaces)."""
-    gpus = topo.gpus
-    # nvidia-smi lists RDMA devices (InfiniBand and RoCE); plain Ethernet ports are in the NIC table.
-    nics = [nic for nic in topo.nics if nic.kind == "infiniband"]
-    rdma = [i for i, nic in enumerate(topo.nics) if nic.kind == "infiniband"]
-    cols = [g.label for g in gpus] + [f"NIC{i}" for i in range(len(nics))]
-    header = ["", *cols, "CPU Affinity", "NUMA Affinity", "GPU NUMA ID"]
-    rows = [header]
-    for g in gpus:
-        cells = [g.label]
-        for other in gpus:
-            cells.append("X" if other.index == g.index else _pair_cell(topo, g.index, other.index))
-        for nic in nics:
-            cells.append(nic.gpu_levels[g.index] if g.index < len(nic.gpu_levels) else "?")
-        cells += [show(g.cpu_affinity), show(g.numa_affinity), show(g.gpu_numa_id)]
-        rows.append(cells)
-    for i, nic in enumerate(nics):
-        cells = [f"NIC{i}"]
-        cells += [nic.gpu_levels[g.index] if g.index < len(nic.gpu_levels) else "?" for g in gpus]
-        cells += ["X" if j == i else (nic.nic_levels[k] if k < len(nic.nic_levels) else "?") for j, k in enumerate(rdma)]
-        cells += ["", "", ""]
-        rows.append(cells)
-    widths = [max(len(r[c]) for r in rows) for c in range(len(header))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
-    if nics:
-        lines += ["", "NIC Legend:", ""] + [f"  NIC{i}: {nic.name}" for i, nic in enumerate(nics)]
-    return "\n".join(lines)
-
-
-def _pair_cell(topo: Topology, a: int, b: int) -> str:
-    p = topo.pair(a, b)
-    if known(p.nvlink_count) and p.nvlink_count:
-        return f"NV{p.nvlink_count}"
-    return show(p.pcie_level, str) if known(p.pcie_level) else "?"
-
-
-def p2p_matrix(topo: Topology) -> str:
-    """P2P status per ordered pair as read/write/atomics, like `nvidia-smi topo -p2p r/w/a`."""
-    gpus = topo.gpus
-    rows = [["", *[g.label for g in gpus]]]
-    for g in gpus:
-        cells = [g.label]
-        for o in gpus:
-            if o.index == g.index:
-                cells.append("X")
-            else:
-                p = topo.pair(g.index, o.index)
-                cells.append("/".join(show(s) for s in (p.p2p_read, p.p2p_write, p.p2p_atomics)))
-        rows.append(cells)
-    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
 
 
 def gpu_table(topo: Topology) -> Table:
@@ -173,8 +115,6 @@ def profile_summary(profile: Profile) -> Group:
     t = Table(title="Measurements", title_justify="left")
     for col in ("Benchmark", "Mechanism", "Pattern", "GPUs", "Size", "Bandwidth", "Verified", "Warnings"):
         t.add_column(col)
-    from .units import format_size
-
     for m in profile.measurements:
         t.add_row(m.spec.name, m.spec.mechanism, m.spec.pattern, ",".join(map(str, m.spec.devices)),
                   format_size(m.spec.message_bytes), format_rate(m.bandwidth_bytes_per_s),
@@ -200,10 +140,8 @@ def plan_table(plan: Any) -> Table:
 
 
 def _figure(m: Any) -> str:
-    from .units import format_time
-
     if m.flops_per_rep:
-        return f"{m.flop_rate / 1e12:.1f} TFLOP/s"
+        return format_flops(m.flop_rate)
     if not m.bytes_per_rep:
         return format_time(m.median_s)
     if m.busbw_factor is not None:
@@ -220,8 +158,6 @@ def _nccl_group(m: Any) -> tuple[Any, ...]:
 
 def bench_summary(profile: Profile) -> Group:
     """The figures of a bench run: one row per measurement (sweeps summarised)."""
-    from .units import format_size
-
     t = Table(title=f"linkroof bench  profile {profile.id}", title_justify="left")
     for col in ("Benchmark", "Mech.", "Pattern", "GPUs", "Size", "Params", "Median", "CV / source", "Verified"):
         t.add_column(col)
@@ -265,12 +201,10 @@ def bench_summary(profile: Profile) -> Group:
 
 
 def roofs_table(model: Any, profile: Profile) -> Group:
-    from .units import format_rate as rate
-
     def value(r: Any) -> str:
         if r is None or not known(r.value):
             return "N/A"
-        return f"{r.value / 1e12:.1f} TFLOP/s" if r.unit == "FLOP/s" else rate(r.value)
+        return format_flops(r.value) if r.unit == "FLOP/s" else format_rate(r.value)
 
     t = Table(title=f"Roofline ceilings: {model.gpu_name} (profile {profile.id})", title_justify="left")
     for col in ("Resource", "Spec", "Measured", "Mechanism", "Measured / spec", "Basis of the measured figure", "Flags"):
@@ -294,8 +228,6 @@ def roofs_table(model: Any, profile: Profile) -> Group:
 
 
 def placements_table(placements: list[Any]) -> Table:
-    from .units import format_time
-
     t = Table(title="Placement", title_justify="left")
     for col in ("Workload", "Ceilings", "Measured", "Bound", "Limiter", "Fraction of roofline", "Terms", "Flags"):
         t.add_column(col)
@@ -307,8 +239,6 @@ def placements_table(placements: list[Any]) -> Table:
 
 
 def advice_view(advice: Any) -> Group:
-    from .units import format_size
-
     t = Table(title=f"Moving {format_size(advice.size)} ({advice.pattern})", title_justify="left")
     for col in ("Mechanism", "Link", "At this size", "Peak", "50% of peak at", "90% of peak at", "Blocks for 95%"):
         t.add_column(col)

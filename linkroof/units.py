@@ -79,6 +79,27 @@ def format_rate(bytes_per_s: float, digits: int = 1) -> str:
     return f"{bytes_per_s / 1e9:.{digits}f} GB/s"
 
 
+def tflops(flop_per_s: float) -> float:
+    """FLOP/s -> TFLOP/s (1e12)."""
+    return flop_per_s / 1e12
+
+
+def format_flops(flop_per_s: float, digits: int = 1) -> str:
+    """FLOP/s -> '813.7 TFLOP/s'."""
+    return f"{flop_per_s / 1e12:.{digits}f} TFLOP/s"
+
+
+def format_value(value: float, unit: str) -> str:
+    """A figure in its unit ('B/s', 'FLOP/s' or 's'), through the formatter of that unit."""
+    if unit == "FLOP/s":
+        return format_flops(value)
+    if unit == "B/s":
+        return format_rate(value)
+    if unit == "s":
+        return format_time(value)
+    raise ValueError(f"no formatter for unit {unit!r}")
+
+
 def format_time(seconds: float) -> str:
     """Seconds -> '830 ns' / '1201 ns' / '13.2 us' / '1.71 ms' / '2.0 s'."""
     s = float(seconds)

@@ -6,6 +6,8 @@ import json
 import pytest
 
 from linkroof.dashboard import app as A
+from linkroof.dashboard import report as R
+from linkroof.roofline import summaries as S
 from linkroof.profiler.session import bundled_profile
 from linkroof.schema import dumps
 
@@ -82,7 +84,7 @@ def test_runs_pagination_comparison_and_upload(app, tmp_path):
 
 
 def test_report(tmp_path):
-    html = A.report_html(bundled_profile())
+    html = R.report_html(bundled_profile())
     assert html.count("plotly.js") >= 1 and html.count("<h2>") >= 6 and "NV18" in html
     assert len(html) < 20e6
 
@@ -114,7 +116,7 @@ def test_figure_builders_on_the_reference():
     assert all("(nvlink)" in t.name for t in sweep.data if t.name)
     blocks = F.sm_sweep_figure(p)
     assert [t.name for t in blocks.data] == ["sm p2p_read"] and len(blocks.data[0].x) >= 5
-    head = F.headline_figure(F.headline_rows(p, model))
+    head = F.headline_figure(S.headline_rows(p, model))
     assert head.data[0].orientation == "h" and max(head.data[0].x) <= 100
     coll = F.collectives_figure(p, model)
     assert coll.layout.yaxis.title.text == "bus bandwidth (GB/s)"
@@ -181,9 +183,9 @@ def test_links_below_expectation_are_warned():
     ref = bundled_profile()
     slow = tuple(dataclasses.replace(m, times_s=tuple(t * 3 for t in m.times_s)) if m.spec.pattern in
                  ("p2p_read", "p2p_write", "bidir") or m.spec.mechanism == "nccl" else m for m in ref.measurements)
-    warnings = F.warnings_of(dataclasses.replace(ref, measurements=slow))
+    warnings = S.warnings_of(dataclasses.replace(ref, measurements=slow))
     assert any(w.startswith("nvlink below expectation") for w in warnings)
-    assert not any("below expectation" in w for w in F.warnings_of(ref))
+    assert not any("below expectation" in w for w in S.warnings_of(ref))
 
 
 def test_bandwidth_roofline_places_collectives():

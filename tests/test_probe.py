@@ -10,7 +10,7 @@ from fakes import DATA
 from linkroof import probe
 from linkroof.profiler.probe import probe_source
 from linkroof.profiler.recording import replay_source, validate
-from linkroof.render import p2p_matrix, topo_matrix
+from linkroof.roofline.summaries import p2p_matrix, topo_matrix
 from linkroof.schema import Topology, Unknown, dumps, known, loads
 
 GB = 1e9

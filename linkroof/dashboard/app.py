@@ -1,6 +1,7 @@
-"""The Dash app: `create_app(store_path, profile) -> dash.Dash`. Pages read only the data
-model and the store; figures come from the pure builders in figures.py. Callback
-functions are module-level so tests call them directly."""
+"""The Dash app: `create_app(store_path, profile) -> dash.Dash`. Pages read profiles
+through the one resolver (profiler.session) and the store; figures come from the pure
+builders in figures.py, analyses from roofline.summaries. Callback functions are
+module-level so tests call them directly."""
 
 from __future__ import annotations
 
@@ -9,8 +10,11 @@ from enum import Enum
 from functools import lru_cache
 from typing import Any
 
+from ..profiler.session import bundled_profile, resolve_profile
 from ..roofline.model import MachineModel
+from ..roofline.summaries import compare_profiles, headline_rows, topo_matrix, warnings_of
 from ..schema import Profile
+from ..store import Store
 from . import figures as F
 
 MAX_UPLOAD_BYTES = 64 * 1024 * 1024
@@ -38,22 +42,27 @@ class Id(str, Enum):
     RUNS_DIFF = "runs-diff"
     UPLOAD = "upload"
     UPLOAD_MSG = "upload-message"
+    OVERVIEW_HEADLINE = "overview-headline"
+    OVERVIEW_WARNINGS = "overview-warnings"
+    TOPO_MATRIX = "topo-matrix"
+    TOPO_GPU_TABLE = "topology-gpu-table"
+    RUNS_LIST = "runs-list"
+    RUNS_DIFF_NONE = "runs-diff-none"
+    RUNS_DIFF_TABLE = "runs-diff-table"
+    ROOFLINE_GRAPH = "roofline-graph"
+    BANDWIDTH_ROOFLINE_GRAPH = "bandwidth-roofline-graph"
 
 
 class Data:
     """Where profiles come from: the store, the bundled reference and an explicit one."""
 
     def __init__(self, store_path: str | None, profile: Profile | None = None):
-        from ..profiler.session import bundled_profile
-
         self.store_path = store_path
         self.pinned = profile
         self.reference = bundled_profile()
         self._cache: dict[str, Profile] = {}
 
     def store(self) -> Any:
-        from ..store import Store
-
         return Store(self.store_path)
 
     def choices(self) -> list[dict[str, str]]:
@@ -67,13 +76,14 @@ class Data:
         return out
 
     def get(self, pid: str | None) -> Profile:
-        if not pid or pid == "reference":
-            return self.pinned if (not pid and self.pinned is not None) else self.reference
-        if self.pinned is not None and pid == self.pinned.id:
+        """The pinned profile when none or its id is asked for; else through the one
+        resolver (an id or prefix in the store, or 'reference')."""
+        if self.pinned is not None and (not pid or pid == self.pinned.id):
             return self.pinned
+        if not pid or pid == "reference":
+            return self.reference
         if pid not in self._cache:
-            with self.store() as s:
-                self._cache[pid] = s.get(pid)
+            self._cache[pid] = resolve_profile(pid, self.store_path)[0]
         return self._cache[pid]
 
     @lru_cache(maxsize=32)  # noqa: B019 - one Data per app, lives as long as the app
@@ -110,18 +120,18 @@ def page_overview(data: Data, pid: str | None) -> Any:
              round(g.memory_total_bytes / 1e9, 1) if isinstance(g.memory_total_bytes, int) else None,
              "NVLinks active": len(g.active_nvlinks), "PCIe": f"Gen{g.pcie_gen_max} x{g.pcie_width_max}",
              "NUMA": str(g.numa_affinity)} for t in p.topologies for g in t.gpus]
-    warn = F.warnings_of(p)
-    rows = F.headline_rows(p, model)
+    warn = warnings_of(p, model)
+    rows = headline_rows(p, model)
     return html.Div([
         html.H2(f"{', '.join(p.hostnames)}: {len(gpus)} GPUs"),
         html.P(f"Profile {p.id} ({p.label}), {len(p.measurements)} measurements, {p.created_at}"),
         _table(gpus),
         html.H3("Headline figures: measured against spec"),
         html.Div([html.Div(_table(rows), style={"flex": "1"}),
-                  html.Div(_graph(F.headline_figure(rows), "overview-headline"), style={"flex": "1"})],
+                  html.Div(_graph(F.headline_figure(rows), Id.OVERVIEW_HEADLINE.value), style={"flex": "1"})],
                  style={"display": "flex", "gap": "12px"}),
         html.H3("Warnings"),
-        html.Ul([html.Li(w) for w in warn] or [html.Li("none")], id="overview-warnings"),
+        html.Ul([html.Li(w) for w in warn] or [html.Li("none")], id=Id.OVERVIEW_WARNINGS.value),
     ])
 
 
@@ -129,11 +139,9 @@ def page_topology(data: Data, pid: str | None) -> Any:
     from dash import html
 
     p = data.get(pid)
-    from ..render import topo_matrix
-
     return html.Div([
         html.Div([_graph(F.topology_figure(p.topology, p), Id.TOPO_GRAPH.value)], style={"flex": "3"}),
-        html.Div([html.H4("Connections (nvidia-smi topo -m)"), html.Pre(topo_matrix(p.topology), id="topo-matrix"),
+        html.Div([html.H4("Connections (nvidia-smi topo -m)"), html.Pre(topo_matrix(p.topology), id=Id.TOPO_MATRIX.value),
                   html.H4("Selected"), html.Div("Click a GPU in the graph.", id=Id.TOPO_DETAIL.value)],
                  style={"flex": "2", "overflowX": "auto"}),
     ], style={"display": "flex", "gap": "16px"})
@@ -158,7 +166,7 @@ def topology_detail(click: dict | None, pid: str | None, data: Data) -> Any:
                          "verified": "yes" if m.verified else "NO"})
     order = {"p2p_read": 0, "p2p_write": 0, "bidir": 1}
     rows.sort(key=lambda r: (order.get(r["pattern"], 2), r["benchmark"]))  # its pairs first
-    return html.Div([html.H5(f"GPU{g}: {len(rows)} figures"), _table(rows, "topology-gpu-table", 10)])
+    return html.Div([html.H5(f"GPU{g}: {len(rows)} figures"), _table(rows, Id.TOPO_GPU_TABLE.value, 10)])
 
 
 def page_bandwidth(data: Data, pid: str | None) -> Any:
@@ -205,8 +213,8 @@ def page_roofline(data: Data, pid: str | None) -> Any:
     rows = [{"workload": x.workload.name, "ceilings": x.ceilings_kind, "measured ms": round(x.measured_time_s * 1e3, 4),
              "bound ms": round(x.bound_time_s * 1e3, 4), "limiter": x.limiter,
              "fraction": f"{x.fraction_of_roofline:.1%}"} for x in placements]
-    parts = [_graph(F.roofline_figure(model, placements), "roofline-graph"),
-             _graph(F.bandwidth_roofline_figure(model, placements), "bandwidth-roofline-graph"),
+    parts = [_graph(F.roofline_figure(model, placements), Id.ROOFLINE_GRAPH.value),
+             _graph(F.bandwidth_roofline_figure(model, placements), Id.BANDWIDTH_ROOFLINE_GRAPH.value),
              html.H4("Placed workloads"), _table(rows) if rows else html.P("None yet: linkroof compare places kernels.")]
     if placements:
         parts.append(_graph(F.speed_of_light_figure(placements)))
@@ -240,7 +248,7 @@ def runs_table(page: int | None, data: Data) -> Any:
     page = max(1, int(page or 1))
     with data.store() as s:
         rows = s.list(limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE)
-    return _table(rows, "runs-list", PAGE_SIZE)
+    return _table(rows, Id.RUNS_LIST.value, PAGE_SIZE)
 
 
 def runs_diff(a: str | None, b: str | None, data: Data) -> Any:
@@ -248,10 +256,10 @@ def runs_diff(a: str | None, b: str | None, data: Data) -> Any:
 
     if not a or not b:
         return ""
-    rows = F.compare_profiles(data.get(a), data.get(b))
+    rows = compare_profiles(data.get(a), data.get(b))
     if not rows:
-        return html.P("No figure changed beyond the noise.", id="runs-diff-none")
-    return html.Div([html.P(f"{len(rows)} figures changed beyond the noise:"), _table(rows, "runs-diff-table")])
+        return html.P("No figure changed beyond the noise.", id=Id.RUNS_DIFF_NONE.value)
+    return html.Div([html.P(f"{len(rows)} figures changed beyond the noise:"), _table(rows, Id.RUNS_DIFF_TABLE.value)])
 
 
 def upload(contents: str | None, filename: str | None, data: Data) -> Any:
@@ -329,42 +337,3 @@ def create_app(store_path: str | None = None, profile: Profile | None = None) ->
                  State(Id.UPLOAD.value, "filename"))(lambda c, f: upload(c, f, data))
     app.linkroof_data = data  # for tests
     return app
-
-
-def report_figures(profile: Profile) -> list[tuple[str, Any]]:
-    """Every page's figures, titled, for the report and image export."""
-    model = MachineModel.from_profile(profile)
-    figs = [("Measured as % of spec", F.headline_figure(F.headline_rows(profile, model))),("Topology", F.topology_figure(profile.topology, profile)),
-            ("Bandwidth by pair (copy engine, write)", F.pair_matrix_figure(profile, "p2p_write", "ce")),
-            ("Bandwidth by pair, % of spec", F.pair_matrix_figure(profile, "p2p_write", "ce", relative=True)),
-            ("Bandwidth by message size", F.bandwidth_sweep_figure(model)),
-            ("Blocks", F.sm_sweep_figure(profile)),
-            ("Collectives", F.collectives_figure(profile, model)),
-            ("Roofline", F.roofline_figure(model, list(profile.placements))),
-            ("Bandwidth roofline", F.bandwidth_roofline_figure(model, list(profile.placements)))]
-    if profile.placements:
-        figs.append(("Speed of light", F.speed_of_light_figure(list(profile.placements))))
-    return figs
-
-
-def report_html(profile: Profile) -> str:
-    """One self-contained HTML page with every page's figures (plotly.js included once)."""
-    import plotly.io as pio
-
-    from ..render import topo_matrix
-
-    model = MachineModel.from_profile(profile)
-    figs = report_figures(profile)
-    parts = []
-    for i, (title, fig) in enumerate(figs):
-        parts.append(f"<h2>{title}</h2>" + pio.to_html(fig, include_plotlyjs=(i == 0), full_html=False))
-    rows = "".join(f"<tr><td>{r['figure']}</td><td>{r['measured']} {r['unit']}</td><td>{r['spec']}</td>"
-                   f"<td>{r['percent_of_spec']}</td></tr>" for r in F.headline_rows(profile, model))
-    warnings = "".join(f"<li>{w}</li>" for w in F.warnings_of(profile)) or "<li>none</li>"
-    head = (f"<h1>linkroof report: {', '.join(profile.hostnames)}</h1><p>Profile {profile.id} ({profile.label}), "
-            f"{len(profile.measurements)} measurements, {profile.created_at}</p>"
-            f"<table border=1 cellpadding=4><tr><th>figure</th><th>measured</th><th>spec</th><th>% of spec</th></tr>"
-            f"{rows}</table><h3>Warnings</h3><ul>{warnings}</ul><pre>{topo_matrix(profile.topology)}</pre>")
-    return ("<!doctype html><html><head><meta charset='utf-8'><title>linkroof report</title></head>"
-            "<body style='font-family:sans-serif'>" + head + "".join(parts) + "</body></html>")
-

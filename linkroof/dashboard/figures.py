@@ -1,5 +1,5 @@
 """Pure figure builders: data model -> plotly Figure. Used by `linkroof roofline --plot`,
-the dashboard and the static report. No I/O here."""
+the dashboard and the static report (report.py writes them). No I/O here."""
 
 from __future__ import annotations
 
@@ -10,17 +10,12 @@ import plotly.graph_objects as go
 
 from ..roofline.model import MachineModel
 from ..schema import Placement, known
+from ..units import format_flops as _tf
+from ..units import format_rate as _gb
+from ..units import format_time, gbps
 
 LINK_COLORS = {"nvlink": "#76b900", "pcie_peer": "#1f77b4", "host": "#ff7f0e", "network": "#9467bd", "hbm": "#d62728"}
 DASH = {"spec": "dash", "derived": "dot", "measured": "solid"}
-
-
-def _gb(x: float) -> str:
-    return f"{x / 1e9:.1f} GB/s"
-
-
-def _tf(x: float) -> str:
-    return f"{x / 1e12:.1f} TFLOP/s"
 
 
 def roofline_figure(model: MachineModel, placements: Sequence[Placement] = (), dtypes: Sequence[str] = ("fp16", "bf16",
@@ -64,7 +59,7 @@ def roofline_figure(model: MachineModel, placements: Sequence[Placement] = (), d
     if pts:
         x = [sum(p.workload.flops.values()) / sum(p.workload.link_bytes.values()) for p in pts]
         y = [sum(p.workload.flops.values()) / p.measured_time_s for p in pts]
-        text = [f"{p.workload.name}<br>time {p.measured_time_s * 1e3:.3f} ms, bound {p.bound_time_s * 1e3:.3f} ms"
+        text = [f"{p.workload.name}<br>time {format_time(p.measured_time_s)}, bound {format_time(p.bound_time_s)}"
                 f"<br>limiter {p.limiter}<br>{p.fraction_of_roofline:.0%} of roofline ({p.ceilings_kind})" for p in pts]
         fig.add_trace(go.Scatter(x=x, y=y, mode="markers", name="placed workloads", text=text,
                                  marker={"size": 11, "symbol": "diamond", "color": "black"},
@@ -85,17 +80,17 @@ def bandwidth_roofline_figure(model: MachineModel, placements: Sequence[Placemen
         if c.link != "nvlink" or len(c.points) < 4:
             continue
         sizes, bws = zip(*c.points)
-        fig.add_trace(go.Scatter(x=sizes, y=[b / 1e9 for b in bws], mode="lines", name=f"{c.mechanism} {c.pattern} "
+        fig.add_trace(go.Scatter(x=sizes, y=[gbps(b) for b in bws], mode="lines", name=f"{c.mechanism} {c.pattern} "
                                  f"ceiling (peak {_gb(c.peak())})", line={"width": 1.5}))
     spec = model.find("link:nvlink", "spec")
     if spec is not None and known(spec.value):
-        fig.add_hline(y=spec.value / 1e9, line_dash="dash", annotation_text=f"NVLink spec {_gb(spec.value)}")
+        fig.add_hline(y=gbps(spec.value), line_dash="dash", annotation_text=f"NVLink spec {_gb(spec.value)}")
     pts = [p for p in placements if not p.workload.flops and p.workload.message_bytes
            and p.workload.link_bytes.get("nvlink")]
     if pts:
         fig.add_trace(go.Scatter(
             x=[p.workload.message_bytes for p in pts],
-            y=[p.workload.link_bytes["nvlink"] / p.measured_time_s / 1e9 for p in pts], mode="markers",
+            y=[gbps(p.workload.link_bytes["nvlink"] / p.measured_time_s) for p in pts], mode="markers",
             name="placed collectives", marker={"size": 11, "symbol": "diamond", "color": "black"},
             text=[f"{p.workload.name}<br>{p.fraction_of_roofline:.0%} of roofline ({p.ceilings_kind}), "
                   f"limiter {p.limiter}" for p in pts], hovertemplate="%{text}<extra></extra>"))
@@ -112,63 +107,24 @@ def bandwidth_sweep_figure(model: MachineModel, pattern: str | None = None) -> g
         if (pattern and c.pattern != pattern) or c.link not in ("nvlink", "pcie_peer") or len(c.points) < 4:
             continue
         sizes, bws = zip(*c.points)
-        fig.add_trace(go.Scatter(x=sizes, y=[b / 1e9 for b in bws], mode="lines+markers",
+        fig.add_trace(go.Scatter(x=sizes, y=[gbps(b) for b in bws], mode="lines+markers",
                                  name=f"{c.mechanism} {c.pattern} ({c.link})",
                                  hovertemplate="%{x} B: %{y:.1f} GB/s<extra></extra>"))
         s90 = c.reaches(0.9)
         if s90:
-            fig.add_trace(go.Scatter(x=[s90], y=[c.at(s90) / 1e9], mode="markers", showlegend=False,
+            fig.add_trace(go.Scatter(x=[s90], y=[gbps(c.at(s90))], mode="markers", showlegend=False,
                                      marker={"symbol": "x", "size": 10},
                                      hovertemplate=f"{c.mechanism}: 90% of peak at %{{x}} B<extra></extra>"))
     spec = model.find("link:nvlink", "spec")
     if spec is not None and known(spec.value):
-        fig.add_hline(y=spec.value / 1e9, line_dash="dash", annotation_text=f"NVLink spec {_gb(spec.value)}")
+        fig.add_hline(y=gbps(spec.value), line_dash="dash", annotation_text=f"NVLink spec {_gb(spec.value)}")
     fig.update_xaxes(type="log", title="message size (bytes)")
     fig.update_yaxes(title="GB/s")
     fig.update_layout(title="Bandwidth by message size and mechanism", template="plotly_white", height=500)
     return fig
 
 
-def write_figure(fig: go.Figure, path: str) -> None:
-    """HTML always; PNG/SVG where kaleido is installed (clear error otherwise)."""
-    if path.endswith(".html"):
-        fig.write_html(path, include_plotlyjs=True, full_html=True)
-        return
-    if not path.endswith((".png", ".svg", ".pdf")):
-        from ..errors import LinkroofError
-
-        raise LinkroofError(f"--plot {path}: use .html, .png, .svg or .pdf")
-    try:
-        fig.write_image(path)
-    except (ValueError, ImportError, RuntimeError) as e:
-        from ..errors import LinkroofError
-
-        detail = " ".join(str(e).split())[:160]
-        raise LinkroofError(f"cannot write {path}: image export needs the kaleido package (pip install 'kaleido>=1'); "
-                            f".html always works ({detail})") from None
-
-
 # ---------------------------------------------------------------- dashboard pages
-
-def headline_rows(profile, model: MachineModel) -> list[dict]:
-    """Overview: each headline figure measured against its spec ceiling."""
-    rows = []
-    for res, label in (("link:nvlink", "NVLink peer"), ("link:pcie_peer", "PCIe peer"), ("link:host", "Host link"),
-                       ("hbm", "HBM"), ("compute:fp16", "fp16 GEMM"), ("compute:bf16", "bf16 GEMM"),
-                       ("compute:fp32", "fp32")):
-        spec = model.find(res, "spec")
-        mechs = sorted({r.mechanism for r in model.roofs if r.resource == res and r.kind == "measured"})
-        for mech in mechs:
-            meas = model.find(res, "measured", mech)
-            unit = 1e12 if res.startswith("compute") else 1e9
-            rows.append({"figure": f"{label} ({mech})", "measured": round(meas.value / unit, 1),
-                         "spec": round(spec.value / unit, 1) if spec is not None and known(spec.value) else None,
-                         "unit": "TFLOP/s" if res.startswith("compute") else "GB/s",
-                         "percent_of_spec": round(100 * meas.value / spec.value, 1)
-                         if spec is not None and known(spec.value) else None,
-                         "flags": "; ".join(meas.flags)})
-    return rows
-
 
 def headline_figure(rows: list[dict]) -> go.Figure:
     """Each headline figure as a percentage of its spec ceiling."""
@@ -181,33 +137,6 @@ def headline_figure(rows: list[dict]) -> go.Figure:
     fig.update_layout(title="Measured as % of spec", template="plotly_white", height=120 + 28 * len(rows),
                       margin={"l": 200})
     return fig
-
-
-def warnings_of(profile) -> list[str]:
-    out = []
-    bad = [m for m in profile.measurements if not m.verified]
-    if bad:
-        out.append(f"{len(bad)} unverified figures (e.g. {bad[0].spec.name}: {bad[0].verification})")
-    throttled = sorted({w for m in profile.measurements for w in m.warnings if "throttled" in w})
-    out += throttled
-    above = [m for m in profile.measurements if any(w.startswith("above spec") for w in m.warnings)]
-    if above:
-        out.append(f"{len(above)} figures above their path's spec line rate (flagged)")
-    for topo in profile.topologies:
-        for g in topo.gpus:
-            active = len(g.active_nvlinks)
-            if g.nvlinks and active < len(g.nvlinks):
-                out.append(f"{topo.host.hostname} GPU{g.index}: {active} of {len(g.nvlinks)} NVLinks active")
-        out += [n for n in topo.notes if "below" in n]
-    model = MachineModel.from_profile(profile)
-    for link in ("nvlink", "pcie_peer", "host"):
-        spec = model.find(f"link:{link}", "spec")
-        best = model.find(f"link:{link}", "measured")
-        if spec is not None and best is not None and known(spec.value) and best.value < 0.5 * spec.value:
-            out.append(f"{link} below expectation: best measured {_gb(best.value)} is under half its spec "
-                       f"{_gb(spec.value)}")
-    out += [f"skipped: {s.name}: {s.reason}" for s in profile.skipped[:10]]
-    return out
 
 
 def topology_figure(topo, profile=None) -> go.Figure:
@@ -350,7 +279,7 @@ def pair_matrix_figure(profile, pattern: str = "p2p_write", mechanism: str = "ce
                     except KeyError:
                         bw = None
                 else:
-                    bw = bw / 1e9
+                    bw = gbps(bw)
                 if bw is not None and (z[a][b] is None or bw > z[a][b]):
                     z[a][b] = bw
     labels = [f"GPU{g.index}" for g in topo.gpus]
@@ -358,7 +287,7 @@ def pair_matrix_figure(profile, pattern: str = "p2p_write", mechanism: str = "ce
         zmax = 100.0
     else:
         pairs = [c.bytes_per_s for c in topo.ceilings if c.name.startswith("pair") and known(c.bytes_per_s)]
-        zmax = max(pairs) / 1e9 if pairs else None
+        zmax = gbps(max(pairs)) if pairs else None
     fig = go.Figure(go.Heatmap(z=z, x=labels, y=labels, colorscale="Viridis", zmin=0, zmax=zmax,
                                colorbar={"title": "% of spec" if relative else "GB/s"},
                                hovertemplate="%{y} -> %{x}: %{z:.1f}" + ("%" if relative else " GB/s") + "<extra></extra>"))
@@ -376,7 +305,7 @@ def sm_sweep_figure(profile) -> go.Figure:
                 and not m.spec.params.get("sweep") and "parts" not in m.spec.params:
             key = f"{m.spec.mechanism} {m.spec.pattern}"
             b = int(m.spec.params["blocks"])
-            pts.setdefault(key, {})[b] = max(pts.get(key, {}).get(b, 0.0), m.bandwidth_bytes_per_s / 1e9)
+            pts.setdefault(key, {})[b] = max(pts.get(key, {}).get(b, 0.0), gbps(m.bandwidth_bytes_per_s))
     fig = go.Figure()
     for key, d in sorted(pts.items()):
         if len(d) < 2:
@@ -402,7 +331,7 @@ def collectives_figure(profile, model: MachineModel | None = None) -> go.Figure:
         dtype = str(m.spec.params.get("dtype") or "")
         dtype = "" if dtype in ("fp32", "float", "float32") else dtype  # fp32 unnamed: the usual baseline
         if bw == bw:
-            series.setdefault((m.spec.pattern, dtype, m.source), {})[m.spec.message_bytes] = bw / 1e9
+            series.setdefault((m.spec.pattern, dtype, m.source), {})[m.spec.message_bytes] = gbps(bw)
     for (coll, dtype, source), pts in sorted(series.items()):
         xs = sorted(pts)
         fig.add_trace(go.Scatter(x=xs, y=[pts[x] for x in xs], mode="lines+markers",
@@ -412,7 +341,7 @@ def collectives_figure(profile, model: MachineModel | None = None) -> go.Figure:
         for kind in ("spec", "measured"):
             r = model.find("link:nvlink", kind)
             if r is not None:
-                fig.add_hline(y=r.value / 1e9, line_dash=DASH[kind],
+                fig.add_hline(y=gbps(r.value), line_dash=DASH[kind],
                               annotation_text=f"NVLink {kind} {r.mechanism} {_gb(r.value)}")
     fig.update_xaxes(type="log", title="message size (bytes)")
     fig.update_yaxes(title="bus bandwidth (GB/s)")
@@ -433,31 +362,3 @@ def speed_of_light_figure(placements: Sequence[Placement]) -> go.Figure:
     fig.update_layout(barmode="group", title="Speed of light: each resource's time against the measured time",
                       yaxis_title="ms", template="plotly_white", height=420)
     return fig
-
-
-def compare_profiles(a, b, noise: float = 0.02) -> list[dict]:
-    """Figures present in both profiles that changed beyond the noise (relative change
-    larger than `noise` and than three times either run's CV)."""
-    def key(m):
-        return (m.spec.name, m.spec.mechanism, m.spec.pattern, m.spec.devices, m.spec.message_bytes,
-                m.spec.params.get("dtype"), m.spec.params.get("in_place"))
-
-    def value(m):
-        return m.flop_rate if m.flops_per_rep else (m.bandwidth_bytes_per_s if m.bytes_per_rep else m.median_s)
-
-    left = {key(m): m for m in a.measurements}
-    rows = []
-    for m in b.measurements:
-        k = key(m)
-        if k not in left:
-            continue
-        va, vb = value(left[k]), value(m)
-        if not (va and vb and va == va and vb == vb):
-            continue
-        change = (vb - va) / va
-        threshold = max(noise, 3 * max(left[k].cv if left[k].cv == left[k].cv else 0, m.cv if m.cv == m.cv else 0))
-        if abs(change) > threshold:
-            rows.append({"figure": f"{m.spec.name} {m.spec.mechanism} {m.spec.pattern} "
-                                   f"{','.join(map(str, m.spec.devices))} {m.spec.message_bytes} B",
-                         "before": va, "after": vb, "change_percent": round(100 * change, 2)})
-    return sorted(rows, key=lambda r: -abs(r["change_percent"]))

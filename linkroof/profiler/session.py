@@ -1,4 +1,6 @@
-"""Putting a profile together: topology + environment (+ measurements, from `linkroof bench`)."""
+"""Profiles: putting one together (topology + environment + measurements), the
+bundled reference, and the one resolver of `--profile` (id, prefix, file,
+'reference', or the newest) shared by the CLI and the dashboard."""
 
 from __future__ import annotations
 
@@ -64,3 +66,25 @@ def probe_profile(allow_reference: bool = True) -> tuple[Profile, str | None]:
                   f"{reference.created_at[:10]}).")
         return dataclasses.replace(reference, notes=reference.notes + (reason,)), reason
     return make_profile([topology], [env], label="probe"), None
+
+
+def resolve_profile(which: str | None, store_path: str | None = None) -> tuple[Profile, str | None]:
+    """A profile by id (or unique prefix) in the store, a profile JSON file, or
+    'reference' (the bundled profile); with `which` None, the newest measured profile in
+    the store, else the bundled reference. The second value says which, when the user
+    did not name one."""
+    from pathlib import Path
+
+    from ..store import Store, load_profile_file
+
+    if which in ("reference", f"bundled:{REFERENCE}"):
+        return bundled_profile(), None
+    if which and Path(which).is_file():
+        return load_profile_file(which), None
+    with Store(store_path) as store:
+        if which:
+            return store.get(which), None
+        latest = store.latest()
+    if latest is None or not latest.measurements:
+        return bundled_profile(), f"No measured profile in the store; using the bundled {REFERENCE} reference."
+    return latest, None

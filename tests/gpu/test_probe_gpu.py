@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from linkroof import probe
-from linkroof.render import topo_matrix
+from linkroof.roofline.summaries import topo_matrix
 from linkroof.schema import dumps
 
 pytestmark = pytest.mark.gpu

@@ -1,0 +1,173 @@
+"""Analyses of a profile for the views: the connection matrices, headline figures
+against spec, warnings, and the comparison of two runs. Pure: data in, rows and
+text out; the CLI, the dashboard and the report render them."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from ..schema import Measurement, Profile, Topology, Unknown, known
+from ..units import format_rate, format_size, format_value
+from .model import MachineModel
+
+
+def show(value: Any, fmt: Callable[[Any], str] = str) -> str:
+    """A value for a table cell: None or Unknown -> 'N/A'."""
+    if value is None or isinstance(value, Unknown):
+        return "N/A"
+    return fmt(value)
+
+
+# ------------------------------------------------------------ connection matrices
+
+
+def topo_matrix(topo: Topology) -> str:
+    """The connection matrix the way `nvidia-smi topo -m` prints it (aligned with spaces)."""
+    gpus = topo.gpus
+    # nvidia-smi lists RDMA devices (InfiniBand and RoCE); plain Ethernet ports are in the NIC table.
+    nics = [nic for nic in topo.nics if nic.kind == "infiniband"]
+    rdma = [i for i, nic in enumerate(topo.nics) if nic.kind == "infiniband"]
+    cols = [g.label for g in gpus] + [f"NIC{i}" for i in range(len(nics))]
+    header = ["", *cols, "CPU Affinity", "NUMA Affinity", "GPU NUMA ID"]
+    rows = [header]
+    for g in gpus:
+        cells = [g.label]
+        for other in gpus:
+            cells.append("X" if other.index == g.index else _pair_cell(topo, g.index, other.index))
+        for nic in nics:
+            cells.append(nic.gpu_levels[g.index] if g.index < len(nic.gpu_levels) else "?")
+        cells += [show(g.cpu_affinity), show(g.numa_affinity), show(g.gpu_numa_id)]
+        rows.append(cells)
+    for i, nic in enumerate(nics):
+        cells = [f"NIC{i}"]
+        cells += [nic.gpu_levels[g.index] if g.index < len(nic.gpu_levels) else "?" for g in gpus]
+        cells += ["X" if j == i else (nic.nic_levels[k] if k < len(nic.nic_levels) else "?") for j, k in enumerate(rdma)]
+        cells += ["", "", ""]
+        rows.append(cells)
+    widths = [max(len(r[c]) for r in rows) for c in range(len(header))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
+    if nics:
+        lines += ["", "NIC Legend:", ""] + [f"  NIC{i}: {nic.name}" for i, nic in enumerate(nics)]
+    return "\n".join(lines)
+
+
+def _pair_cell(topo: Topology, a: int, b: int) -> str:
+    p = topo.pair(a, b)
+    if known(p.nvlink_count) and p.nvlink_count:
+        return f"NV{p.nvlink_count}"
+    return show(p.pcie_level, str) if known(p.pcie_level) else "?"
+
+
+def p2p_matrix(topo: Topology) -> str:
+    """P2P status per ordered pair as read/write/atomics, like `nvidia-smi topo -p2p r/w/a`."""
+    gpus = topo.gpus
+    rows = [["", *[g.label for g in gpus]]]
+    for g in gpus:
+        cells = [g.label]
+        for o in gpus:
+            if o.index == g.index:
+                cells.append("X")
+            else:
+                p = topo.pair(g.index, o.index)
+                cells.append("/".join(show(s) for s in (p.p2p_read, p.p2p_write, p.p2p_atomics)))
+        rows.append(cells)
+    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+
+
+# ------------------------------------------------------------ headline figures
+
+
+HEADLINES = (("link:nvlink", "NVLink peer"), ("link:pcie_peer", "PCIe peer"), ("link:host", "Host link"),
+             ("hbm", "HBM"), ("compute:fp16", "fp16 GEMM"), ("compute:bf16", "bf16 GEMM"), ("compute:fp32", "fp32"))
+
+
+def headline_rows(profile: Profile, model: MachineModel) -> list[dict[str, Any]]:
+    """Overview: each headline figure measured against its spec ceiling."""
+    rows = []
+    for res, label in HEADLINES:
+        spec = model.find(res, "spec")
+        mechs = sorted({r.mechanism for r in model.roofs if r.resource == res and r.kind == "measured"})
+        for mech in mechs:
+            meas = model.find(res, "measured", mech)
+            unit = 1e12 if res.startswith("compute") else 1e9
+            rows.append({"figure": f"{label} ({mech})", "measured": round(meas.value / unit, 1),
+                         "spec": round(spec.value / unit, 1) if spec is not None and known(spec.value) else None,
+                         "unit": "TFLOP/s" if res.startswith("compute") else "GB/s",
+                         "percent_of_spec": round(100 * meas.value / spec.value, 1)
+                         if spec is not None and known(spec.value) else None,
+                         "flags": "; ".join(meas.flags)})
+    return rows
+
+
+def warnings_of(profile: Profile, model: MachineModel | None = None) -> list[str]:
+    """What a reader should know first: unverified, throttled, above-spec figures,
+    inactive NVLinks, links far below spec, skipped benchmarks."""
+    out = []
+    bad = [m for m in profile.measurements if not m.verified]
+    if bad:
+        out.append(f"{len(bad)} unverified figures (e.g. {bad[0].spec.name}: {bad[0].verification})")
+    throttled = sorted({w for m in profile.measurements for w in m.warnings if "throttled" in w})
+    out += throttled
+    above = [m for m in profile.measurements if any(w.startswith("above spec") for w in m.warnings)]
+    if above:
+        out.append(f"{len(above)} figures above their path's spec line rate (flagged)")
+    for topo in profile.topologies:
+        for g in topo.gpus:
+            active = len(g.active_nvlinks)
+            if g.nvlinks and active < len(g.nvlinks):
+                out.append(f"{topo.host.hostname} GPU{g.index}: {active} of {len(g.nvlinks)} NVLinks active")
+        out += [n for n in topo.notes if "below" in n]
+    model = model or MachineModel.from_profile(profile)
+    for link in ("nvlink", "pcie_peer", "host"):
+        spec = model.find(f"link:{link}", "spec")
+        best = model.find(f"link:{link}", "measured")
+        if spec is not None and best is not None and known(spec.value) and best.value < 0.5 * spec.value:
+            out.append(f"{link} below expectation: best measured {format_rate(best.value)} is under half its spec "
+                       f"{format_rate(spec.value)}")
+    out += [f"skipped: {s.name}: {s.reason}" for s in profile.skipped[:10]]
+    return out
+
+
+# ------------------------------------------------------------ two runs
+
+
+def _figures_by_key(profile: Profile) -> dict[tuple[Any, ...], Measurement]:
+    """One measurement per spec key (repetitions aside): where a profile holds the same
+    figure twice, the better of the two."""
+    out: dict[tuple[Any, ...], Measurement] = {}
+    for m in profile.measurements:
+        value, unit = m.figure
+        if not (value == value and value > 0):
+            continue
+        k = (m.spec.key(), m.source, m.host, m.rank)
+        if k in out:
+            old, _ = out[k].figure
+            better = value < old if unit == "s" else value > old
+            if not better:
+                continue
+        out[k] = m
+    return out
+
+
+def compare_profiles(a: Profile, b: Profile, noise: float = 0.02) -> list[dict[str, Any]]:
+    """Figures present in both profiles (same spec key, parameters included) that
+    changed beyond the noise: a change larger than `noise` and than three times either
+    run's CV, judged on the log ratio so the verdict does not depend on the order."""
+    left, right = _figures_by_key(a), _figures_by_key(b)
+    rows = []
+    for k in sorted(set(left) & set(right), key=repr):
+        ma, mb = left[k], right[k]
+        (va, unit), (vb, _) = ma.figure, mb.figure
+        cvs = [m.cv for m in (ma, mb) if m.cv == m.cv]
+        threshold = max([noise] + [3 * c for c in cvs])
+        if abs(math.log(vb / va)) > math.log1p(threshold):
+            s = mb.spec
+            rows.append({"figure": f"{s.name} {s.mechanism} {s.pattern} {','.join(map(str, s.devices))} "
+                                   f"{format_size(s.message_bytes)}"
+                                   + "".join(f" {p}={v}" for p, v in sorted(s.params.items())),
+                         "before": format_value(va, unit), "after": format_value(vb, unit),
+                         "change_percent": round(100 * (vb - va) / va, 2)})
+    return sorted(rows, key=lambda r: -abs(r["change_percent"]))
