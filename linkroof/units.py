@@ -74,8 +74,11 @@ def gbps(bytes_per_s: float) -> float:
     return bytes_per_s / 1e9
 
 
-def format_rate(bytes_per_s: float, digits: int = 1) -> str:
-    """bytes/s -> '395.1 GB/s' (GB = 1e9)."""
+def format_rate(bytes_per_s: float, digits: int = 1, significant: int | None = None) -> str:
+    """bytes/s -> '395.1 GB/s' (GB = 1e9); with `significant`, that many significant
+    digits and no trailing zeros ('26.5625 GB/s')."""
+    if significant is not None:
+        return f"{bytes_per_s / 1e9:.{significant}g} GB/s"
     return f"{bytes_per_s / 1e9:.{digits}f} GB/s"
 
 

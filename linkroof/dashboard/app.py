@@ -15,6 +15,7 @@ from ..roofline.model import MachineModel
 from ..roofline.summaries import compare_profiles, headline_rows, topo_matrix, warnings_of
 from ..schema import Profile
 from ..store import Store
+from ..units import gbps
 from . import figures as F
 
 MAX_UPLOAD_BYTES = 64 * 1024 * 1024
@@ -117,7 +118,7 @@ def page_overview(data: Data, pid: str | None) -> Any:
     p = data.get(pid)
     model = data.model(pid)
     gpus = [{"gpu": g.index, "name": str(g.name), "bus id": str(g.pci_bus_id), "memory GB":
-             round(g.memory_total_bytes / 1e9, 1) if isinstance(g.memory_total_bytes, int) else None,
+             round(gbps(g.memory_total_bytes), 1) if isinstance(g.memory_total_bytes, int) else None,
              "NVLinks active": len(g.active_nvlinks), "PCIe": f"Gen{g.pcie_gen_max} x{g.pcie_width_max}",
              "NUMA": str(g.numa_affinity)} for t in p.topologies for g in t.gpus]
     warn = warnings_of(p, model)
@@ -162,7 +163,7 @@ def topology_detail(click: dict | None, pid: str | None, data: Data) -> Any:
     for m in p.measurements:
         if g in m.spec.devices and m.bytes_per_rep and not m.spec.params.get("sweep") and "parts" not in m.spec.params:
             rows.append({"benchmark": m.spec.name, "mechanism": m.spec.mechanism, "pattern": m.spec.pattern,
-                         "gpus": ",".join(map(str, m.spec.devices)), "GB/s": round(m.bandwidth_bytes_per_s / 1e9, 1),
+                         "gpus": ",".join(map(str, m.spec.devices)), "GB/s": round(gbps(m.bandwidth_bytes_per_s), 1),
                          "verified": "yes" if m.verified else "NO"})
     order = {"p2p_read": 0, "p2p_write": 0, "bidir": 1}
     rows.sort(key=lambda r: (order.get(r["pattern"], 2), r["benchmark"]))  # its pairs first

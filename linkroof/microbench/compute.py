@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..schema import BenchSpec, Measurement
+from ..units import format_flops
 from .cuda import BenchError, cp, launch, sm_count
 from .timing import time_kernel
 
@@ -96,7 +97,7 @@ def gemm(dev: int, dtype: str, n: int = 8192, reps: int = 10, seed: int = 7, dis
     ok = err < TOLERANCE[dtype]
     rate = 2.0 * n ** 3 / sorted(times)[len(times) // 2]
     if rate > 5e15:  # no GPU of this decade: the work ran outside the timed stream
-        raise BenchError(f"{dtype} GEMM timing implausible ({rate / 1e12:.0f} TFLOP/s): the GEMM did not run on the "
+        raise BenchError(f"{dtype} GEMM timing implausible ({format_flops(rate, 0)}): the GEMM did not run on the "
                          "timed stream")
     spec = BenchSpec("gemm_throughput", "compute", "gemm", (dev,), 0, reps,
                      params={"dtype": dtype, "m": n, "n": n, "k": n, "library": "cuBLAS via CuPy", "inputs": dist})

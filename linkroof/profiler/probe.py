@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from ..errors import NoGpuError
-from ..roofline import links as spec
+from ..roofline import links
 from ..schema import (Ceiling, Fabric, Gpu, Host, Mig, Nic, NumaNode, NvLink, Pair, Topology, Unknown,
                       known)
 from ..units import cpulist, format_rate, parse_cpulist
@@ -166,7 +166,7 @@ def _probe_nvlinks(n: q.Nvml, d: int, notes: list[str]) -> tuple[NvLink, ...]:
                     notes.append(f"GPU{d}: NVLink state not available ({state.reason})")
                 break  # past the last link, or NVLink queries unsupported
         version_enum = n.get("nvlink_version", d, link)
-        version = spec.nvlink_version(version_enum) if known(version_enum) else version_enum
+        version = links.nvlink_version(version_enum) if known(version_enum) else version_enum
         generation = int(version.split(".")[0]) if known(version) else version
         speed = n.get("field", d, q.FI_NVLINK_GET_SPEED, link)
         if not known(speed) or not speed:
@@ -181,8 +181,8 @@ def _probe_nvlinks(n: q.Nvml, d: int, notes: list[str]) -> tuple[NvLink, ...]:
         out.append(NvLink(
             index=link, active=bool(state) if known(state) else state,
             version=version, generation=generation,
-            line_rate_bytes_per_s=spec.nvlink_line_rate(generation, speed),
-            data_rate_bytes_per_s=spec.nvlink_data_rate(generation) if known(generation) else generation,
+            line_rate_bytes_per_s=links.nvlink_line_rate(generation, speed),
+            data_rate_bytes_per_s=links.nvlink_data_rate(generation) if known(generation) else generation,
             remote_type=remote_type, remote_bus_id=remote_bus,
             p2p_supported=bool(p2p) if known(p2p) else p2p,
             p2p_atomics=bool(atomics) if known(atomics) else atomics,
@@ -234,7 +234,7 @@ def _probe_pair(n: q.Nvml, gpus: list[Gpu], paths: list[Any], a: int, b: int, no
 
 
 def _gbs(x: float) -> str:
-    return f"{x / 1e9:.6g} GB/s"
+    return format_rate(x, significant=6)
 
 
 def _ceilings(gpus: list[Gpu], pairs: list[Pair], nics: tuple[Nic, ...], notes: list[str]) -> list[Ceiling]:
@@ -257,9 +257,9 @@ def _ceilings(gpus: list[Gpu], pairs: list[Pair], nics: tuple[Nic, ...], notes: 
             out.append(c)
             by_gpu[g.index, "nvlink"] = c
         if known(g.pcie_gen_max) and known(g.pcie_width_max):
-            bw = spec.pcie_bytes_per_s(g.pcie_gen_max, g.pcie_width_max)
+            bw = links.pcie_bytes_per_s(g.pcie_gen_max, g.pcie_width_max)
             c = Ceiling(f"gpu{g.index}.pcie", "pcie", (g.index,), bw, "spec", bw,
-                        f"PCIe Gen{g.pcie_gen_max} x{g.pcie_width_max} ({_gbs(spec.pcie_lane_bytes_per_s(g.pcie_gen_max))} per lane after encoding)")
+                        f"PCIe Gen{g.pcie_gen_max} x{g.pcie_width_max} ({_gbs(links.pcie_lane_bytes_per_s(g.pcie_gen_max))} per lane after encoding)")
             if known(g.pcie_width_current) and g.pcie_width_current < g.pcie_width_max:
                 notes.append(f"GPU{g.index}: PCIe link runs x{g.pcie_width_current}, below its x{g.pcie_width_max}")
         else:
@@ -267,7 +267,7 @@ def _ceilings(gpus: list[Gpu], pairs: list[Pair], nics: tuple[Nic, ...], notes: 
         out.append(c)
         by_gpu[g.index, "pcie"] = c
         if known(g.memory_bus_width_bits) and known(g.max_memory_clock_mhz):
-            hbm = spec.hbm_bytes_per_s(g.memory_bus_width_bits, g.max_memory_clock_mhz)
+            hbm = links.hbm_bytes_per_s(g.memory_bus_width_bits, g.max_memory_clock_mhz)
             out.append(Ceiling(f"gpu{g.index}.hbm", "hbm", (g.index,), hbm, "spec", hbm,
                                f"{g.memory_bus_width_bits}-bit bus x {g.max_memory_clock_mhz} MHz x 2 (double data rate)"))
     for p in pairs:

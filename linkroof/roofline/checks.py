@@ -8,6 +8,7 @@ import dataclasses
 from collections.abc import Iterable
 
 from ..schema import Ceiling, Measurement, Topology, known
+from ..units import format_rate
 
 SINGLE_DIRECTION = {"p2p_read", "p2p_write", "bidir", "all_to_all", "all_to_one", "one_to_all"}
 
@@ -41,7 +42,7 @@ def flag_above_spec(topo: Topology, measurements: Iterable[Measurement]) -> list
         c = path_ceiling(topo, m)
         bw = m.bandwidth_bytes_per_s
         if c is not None and bw > c.bytes_per_s:
-            note = (f"above spec: {bw / 1e9:.1f} GB/s exceeds {c.name}'s line rate {c.bytes_per_s / 1e9:.1f} GB/s "
+            note = (f"above spec: {format_rate(bw)} exceeds {c.name}'s line rate {format_rate(c.bytes_per_s)} "
                     "(a counting or caching artifact, not a result)")
             if note not in m.warnings:
                 m = dataclasses.replace(m, warnings=m.warnings + (note,))

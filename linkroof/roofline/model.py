@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field
 
 from ..schema import Measurement, Profile, Topology, Unknown, known
+from ..units import format_rate
 from .spec import GpuSpec, derived_flops, match_gpu
 
 LINK_CLASSES = ("nvlink", "pcie_peer", "host", "network")
@@ -153,7 +154,7 @@ def _spec_roofs(topo: Topology, spec: GpuSpec | None) -> list[Roof]:
     nvlink = [c for c in topo.ceilings if c.name.startswith("pair") and c.path == "nvlink" and known(c.bytes_per_s)]
     if nvlink:
         c = max(nvlink, key=lambda x: x.bytes_per_s)
-        data = f"; data rate {c.data_bytes_per_s / 1e9:.1f} GB/s" if known(c.data_bytes_per_s) else ""
+        data = f"; data rate {format_rate(c.data_bytes_per_s)}" if known(c.data_bytes_per_s) else ""
         out.append(Roof("link:nvlink", "spec", c.bytes_per_s, "", f"{c.name}: {c.basis}{data}"))
     pcie_peer = [c for c in topo.ceilings if c.name.startswith("pair") and c.path == "pcie" and known(c.bytes_per_s)]
     if pcie_peer:
@@ -223,8 +224,7 @@ def _measured_roofs(topo: Topology, measurements: tuple[Measurement, ...], hosts
             cls = link_class(topo, m, hosts)
             if cls is None:
                 continue
-            value = m.busbw_bytes_per_s if m.spec.mechanism == "nccl" else m.bandwidth_bytes_per_s
-            offer(f"link:{cls}", m.spec.mechanism, value, m)
+            offer(f"link:{cls}", m.spec.mechanism, m.figure[0], m)
     out = []
     for (resource, mech), (value, m) in sorted(best.items()):
         size = f" {m.spec.message_bytes} B" if m.spec.message_bytes else ""
@@ -245,7 +245,7 @@ def _curves(topo: Topology, measurements: tuple[Measurement, ...], hosts: int = 
         cls = link_class(topo, m, hosts)
         if cls is None:
             continue
-        value = m.busbw_bytes_per_s if m.spec.mechanism == "nccl" else m.bandwidth_bytes_per_s
+        value = m.figure[0]  # bus bandwidth for collectives, bandwidth for transfers
         key = (cls, m.spec.mechanism, m.spec.pattern)
         pts = groups.setdefault(key, {})
         pts[m.spec.message_bytes] = max(value, pts.get(m.spec.message_bytes, 0.0))

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..schema import Measurement, Profile, Topology, Unknown, known
-from ..units import format_rate, format_size, format_value
+from ..units import format_rate, format_size, format_value, gbps, tflops
 from .model import MachineModel
 
 
@@ -92,9 +92,9 @@ def headline_rows(profile: Profile, model: MachineModel) -> list[dict[str, Any]]
         mechs = sorted({r.mechanism for r in model.roofs if r.resource == res and r.kind == "measured"})
         for mech in mechs:
             meas = model.find(res, "measured", mech)
-            unit = 1e12 if res.startswith("compute") else 1e9
-            rows.append({"figure": f"{label} ({mech})", "measured": round(meas.value / unit, 1),
-                         "spec": round(spec.value / unit, 1) if spec is not None and known(spec.value) else None,
+            scale = tflops if res.startswith("compute") else gbps
+            rows.append({"figure": f"{label} ({mech})", "measured": round(scale(meas.value), 1),
+                         "spec": round(scale(spec.value), 1) if spec is not None and known(spec.value) else None,
                          "unit": "TFLOP/s" if res.startswith("compute") else "GB/s",
                          "percent_of_spec": round(100 * meas.value / spec.value, 1)
                          if spec is not None and known(spec.value) else None,

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import LinkroofError
 from ..schema import Workload
+from ..units import format_flops, format_rate
 from . import collectives as C
 
 # data types a workload can count FLOPs in
@@ -124,7 +125,7 @@ def overlap_note(workload: Workload, model: Any) -> str | None:
     k = workload.params.get("k")
     verdict = "" if k is None else (f"; this K = {k} {'meets' if k >= k_min else 'does not meet'} it")
     return (f"Overlap: communication can hide behind compute when K >= s*R/(2*B) = {k_min:,.0f} "
-            f"({dtype}: R {rate.value / 1e12:.0f} TFLOP/s, B {bw[0] / 1e9:.0f} GB/s){verdict}.")
+            f"({dtype}: R {format_flops(rate.value, 0)}, B {format_rate(bw[0], 0)}){verdict}.")
 
 
 TEMPLATES = {
