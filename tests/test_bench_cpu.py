@@ -4,6 +4,7 @@ handling, totals and conventions, the multicast refusal, the CLI with a fake run
 import dataclasses
 import json
 
+import factories
 import pytest
 from click.testing import CliRunner
 
@@ -17,7 +18,7 @@ from linkroof.profiler.probe import probe_source
 from linkroof.profiler.recording import replay_source
 from linkroof.profiler.session import bundled_profile
 from linkroof.roofline.checks import flag_above_spec
-from linkroof.schema import BenchSpec, GpuState, Measurement, Profile, loads
+from linkroof.schema import GpuState, Profile, loads
 
 
 def topo(name):
@@ -93,9 +94,8 @@ def test_plan_errors(kwargs, message):
         make_plan(probe(replay="h200x2"), **kwargs)
 
 
-def m(name="p2p_write_bandwidth", pattern="p2p_write", devices=(0, 1), times=(1e-3, 1e-3), nbytes=1 << 28, **params):
-    return Measurement(BenchSpec(name, "ce", pattern, devices, nbytes, len(times), params=params), tuple(times), nbytes,
-                       copies.COPIED, True)
+def m(devices=(0, 1), times=(1e-3, 1e-3), nbytes=1 << 28, **kw):
+    return factories.measurement(devices=devices, times=times, nbytes=nbytes, **kw)
 
 
 def test_per_gpu_egress_sums_simultaneous_parts():

@@ -3,6 +3,7 @@
 import dataclasses
 import json
 
+import factories
 import pytest
 from click.testing import CliRunner
 
@@ -161,13 +162,10 @@ def test_run_twice_keeps_one_reference(runner, no_gpu, store_path):
 
 
 def _import_probe_profile(runner, tmp_path, label):
-    from linkroof import probe
-    from linkroof.profiler.environment import collect_environment
-    from linkroof.profiler.session import make_profile
     from linkroof.schema import dumps
 
     path = tmp_path / f"{label}.json"
-    path.write_text(dumps(make_profile([probe(replay="h200x2")], [collect_environment()], label=label)))
+    path.write_text(dumps(factories.profile(label=label)))
     assert runner.invoke(cli, ["runs", "import", str(path)]).exit_code == 0
 
 

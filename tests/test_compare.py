@@ -4,6 +4,7 @@ import dataclasses
 import json
 
 import numpy as np
+import factories
 import pytest
 from click.testing import CliRunner
 
@@ -14,7 +15,7 @@ from linkroof.profiler.session import bundled_profile
 from linkroof.roofline.baseline import kernel_placements, nccl_baseline
 from linkroof.roofline.model import MachineModel
 from linkroof.roofline.workload import collective
-from linkroof.schema import BenchSpec, Measurement, Workload
+from linkroof.schema import Workload
 
 GiB = 1 << 30
 
@@ -102,13 +103,7 @@ def test_placement_uses_counter_bytes_and_reports_the_ratio():
 
 
 def test_nccl_baseline_nearest_size():
-    t = probe(replay="h200x2")
-    from linkroof.profiler.environment import collect_environment
-    from linkroof.profiler.session import make_profile
-
-    ms = [Measurement(BenchSpec("nccl_all_reduce", "nccl", "all_reduce", (0, 1), s, 5, params={"in_place": False}),
-                      (s / 300e9,) * 5, s, "nccl", True, busbw_factor=1.0) for s in (1 << 20, 1 << 28)]
-    p = make_profile([t], [collect_environment()], ms)
+    p = factories.profile([factories.collective("all_reduce", s, s / 300e9) for s in (1 << 20, 1 << 28)])
     got = nccl_baseline(p, collective("all_reduce", 200 << 20, 2))
     assert got.spec.message_bytes == 1 << 28
     assert nccl_baseline(p, collective("all_gather", 1 << 20, 2)) is None

@@ -178,7 +178,6 @@ def test_report_cli(tmp_path):
 def test_links_below_expectation_are_warned():
     import dataclasses
 
-    from linkroof.dashboard import figures as F
 
     ref = bundled_profile()
     slow = tuple(dataclasses.replace(m, times_s=tuple(t * 3 for t in m.times_s)) if m.spec.pattern in

@@ -4,24 +4,23 @@ profile and synthetic measurements. Pure arithmetic: no GPU."""
 import json
 import math
 
+import factories
 import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fakes
-from linkroof import probe
 from linkroof.cli import cli
-from linkroof.profiler.environment import collect_environment
 from linkroof.profiler.probe import probe_source
 from linkroof.profiler.recording import replay_source
-from linkroof.profiler.session import bundled_profile, make_profile
+from linkroof.profiler.session import bundled_profile
 from linkroof.roofline import spec as specs
 from linkroof.roofline import workload as W
 from linkroof.roofline.advise import advise
 from linkroof.roofline.model import MachineModel
 from linkroof.roofline.place import place
-from linkroof.schema import BenchSpec, Measurement, Workload
+from linkroof.schema import Workload
 
 GB, T = 1e9, 1e12
 
@@ -61,7 +60,7 @@ def test_unknown_gpu_falls_back_to_derived_or_unknown():
 
     gpus = tuple(dataclasses.replace(g, name="NVIDIA Mystery GPU") for g in t.gpus)
     t = dataclasses.replace(t, gpus=gpus)
-    m = MachineModel.from_profile(make_profile([t], [collect_environment()]))
+    m = MachineModel.from_profile(factories.profile(topologies=[t]))
     fp32 = m.compute("fp32", "spec")
     assert fp32.kind == "derived" and "SMs" in fp32.basis
     assert fp32.value == pytest.approx(142 * 2520e6 * 256)  # L40S-like: 142 SMs x 2.52 GHz x 256
@@ -86,10 +85,8 @@ def test_model_from_reference(model):
 
 
 def test_measured_above_spec_is_flagged():
-    t = probe(replay="h200x2")
-    fake = Measurement(BenchSpec("gemm_throughput", "compute", "gemm", (0,), 0, 3, params={"dtype": "fp16"}),
-                       (1e-3, 1e-3, 1e-3), 0, "no bytes", True, flops_per_rep=2e12)  # 2000 TFLOP/s
-    m = MachineModel.from_profile(make_profile([t], [collect_environment()], [fake]))
+    fake = factories.measurement("gemm_throughput", "compute", "gemm", (0,), 0, flops=2e12, dtype="fp16")  # 2000 TFLOP/s
+    m = MachineModel.from_profile(factories.profile([fake]))
     assert any("above spec" in f for f in m.compute("fp16").flags)
 
 
@@ -238,11 +235,11 @@ def test_collectives_over_several_hosts_are_network_figures():
 
     hgx = probe_source(replay_source(fakes.hgx_h100_8().recording(), "hgx"))
     other = dataclasses.replace(hgx, host=dataclasses.replace(hgx.host, hostname="hgx2"))
-    m = Measurement(BenchSpec("nccl_all_reduce", "nccl", "all_reduce", tuple(range(16)), 1 << 30, 5),
-                    (0.05,) * 5, 1 << 30, "nccl", True, busbw_factor=2 * 15 / 16, host="hgx", rank=None)
-    model = MachineModel.from_profile(make_profile([hgx, other], [collect_environment()] * 2, [m]))
+    m = factories.measurement("nccl_all_reduce", "nccl", "all_reduce", tuple(range(16)), times=(0.05,) * 5,
+                              busbw=2 * 15 / 16, host="hgx")
+    model = MachineModel.from_profile(factories.profile([m], [hgx, other]))
     net = model.find("link:network", "measured", "nccl")
     assert net is not None and net.value == pytest.approx((1 << 30) / 0.05 * 30 / 16)
     assert model.find("link:network", "spec").value == pytest.approx(50e9)  # 400 Gb/s NICs
-    single = MachineModel.from_profile(make_profile([hgx], [collect_environment()], [m]))
+    single = MachineModel.from_profile(factories.profile([m], [hgx]))
     assert single.find("link:nvlink", "measured", "nccl") is not None

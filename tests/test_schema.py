@@ -3,30 +3,25 @@
 import json
 import math
 
+import factories
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from linkroof import probe
-from linkroof.profiler.environment import collect_environment
-from linkroof.profiler.session import make_profile
 from linkroof.schema import (BenchSpec, Measurement, Placement, Profile, SchemaError, Skipped, Topology, Unknown,
                              Workload, dumps, known, loads)
 
 
 def measurement(times, nbytes=1 << 30, verified=True, busbw=None):
-    return Measurement(spec=BenchSpec("p2p_write_bandwidth", "ce", "p2p_write", (0, 1), nbytes, len(times),
-                                      params={"blocks": 132}),
-                       times_s=tuple(times), bytes_per_rep=nbytes, bytes_convention="bytes copied",
-                       verified=verified, busbw_factor=busbw)
+    return factories.measurement(times=times, nbytes=nbytes, verified=verified, busbw=busbw, blocks=132)
 
 
 def test_profile_round_trip_with_everything():
     w = Workload("allreduce 1 GiB", flops={}, link_bytes={"nvlink": 2 ** 30}, message_bytes=2 ** 30, ranks=2,
                  pattern="all_reduce", source="formula:all_reduce")
-    p = make_profile([probe(replay="h200x2")], [collect_environment()],
-                     [measurement([1.0, 2.0, 3.0]), measurement([5e-6], busbw=1.0, verified=False)],
-                     skipped=[Skipped("tma_copy", "no sm_90 here", (0,))])
+    p = factories.profile([measurement([1.0, 2.0, 3.0]), measurement([5e-6], busbw=1.0, verified=False)],
+                          skipped=[Skipped("tma_copy", "no sm_90 here", (0,))])
     p = Profile(**{**p.__dict__, "placements": (Placement(w, 3e-3, 2.4e-3, "link:nvlink", "measured",
                                                            {"link:nvlink": 2.4e-3}),)})
     back = loads(dumps(p), Profile)

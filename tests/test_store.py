@@ -4,23 +4,17 @@ import subprocess
 import sys
 import textwrap
 
+import factories
 import pytest
 
-from linkroof import probe
-from linkroof.profiler.environment import collect_environment
-from linkroof.profiler.session import make_profile
-from linkroof.schema import BenchSpec, Measurement
 from linkroof import store as store_mod
 from linkroof.store import Store, StoreError
 
 
 def profile(n_measurements: int = 3, label: str = ""):
-    topo = probe(replay="h200x2")
-    ms = [Measurement(spec=BenchSpec("p2p_read_bandwidth", "ce", "p2p_read", (0, 1), 1 << 30, 5),
-                      times_s=(2.7e-3 + i * 1e-6, 2.71e-3, 2.72e-3), bytes_per_rep=1 << 30,
-                      bytes_convention="bytes copied", verified=True)
+    ms = [factories.measurement("p2p_read_bandwidth", pattern="p2p_read", times=(2.7e-3 + i * 1e-6, 2.71e-3, 2.72e-3))
           for i in range(n_measurements)]
-    return make_profile([topo], [collect_environment()], ms, label=label)
+    return factories.profile(ms, label=label)
 
 
 def test_round_trip(tmp_path):
