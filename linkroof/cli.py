@@ -388,7 +388,7 @@ def roofline(ctx: click.Context, which: str | None, workload: str | None, time_:
     _console().print(roofs_table(model, profile))
     if placements:
         _console().print(placements_table(placements))
-        from .roofline.workload import overlap_note
+        from .roofline.place import overlap_note
 
         note = overlap_note(placements[0].workload, model)
         if note:

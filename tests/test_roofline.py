@@ -110,27 +110,59 @@ def test_templates_and_overlap(model):
         4 * 1024 * 4096 * 1024 * 0.5)
     moe = W.moe_dispatch_combine(4096, 4096, 64, 2, "bf16", 8)
     assert moe.link_bytes["nvlink"] == pytest.approx(2 * 2 * 4096 * 2 * 4096 * 7 / 8)
-    assert W.overlap_k_min("fp16", 800e12, 400e9) == pytest.approx(2000)
-    note = W.overlap_note(w, model)
-    assert "K >= s*R/(2*B)" in note and "meets" in note
+
+
+
+_REF = bundled_profile()
+_REF_MODEL = MachineModel.from_profile(_REF)
+# every verified single peer transfer over NVLink in the reference (sweeps included)
+_PEER = [m for m in _REF.measurements if m.spec.mechanism in ("ce", "sm", "tma") and m.verified
+         and m.spec.pattern in ("p2p_write", "p2p_read") and "parts" not in m.spec.params
+         and m.spec.params.get("peer_access", True)]
+
+
+def test_the_bound_test_sees_the_sweeps():
+    assert len({m.spec.message_bytes for m in _PEER}) >= 20  # a sweep, not a couple of headline sizes
 
 
 @settings(max_examples=60, deadline=None)
-@given(size=st.integers(min_value=1 << 12, max_value=1 << 30), extra=st.floats(min_value=1.0, max_value=10.0))
-def test_bound_never_exceeds_a_measured_time_of_that_resource(size, extra):
-    """For a workload whose only resource is a link, the bound (at the best measured
-    ceiling) is never longer than any measured transfer of that size on that path."""
-    ref = bundled_profile()
-    model = MachineModel.from_profile(ref)
-    wl = Workload("copy", link_bytes={"nvlink": float(size)}, message_bytes=size)
-    for m in ref.measurements:
-        if m.spec.mechanism in ("ce", "sm", "tma") and m.spec.pattern in ("p2p_write", "p2p_read") \
-                and m.spec.message_bytes == size and m.verified and "loops" not in m.spec.params:
-            p = place(wl, m.median_s, model)
-            assert p.bound_time_s <= m.median_s * 1.0001
-            assert p.fraction_of_roofline <= 1.0001 and not p.flags
-    slow = place(wl, extra * size / (396.5 * GB), model, "spec")
-    assert slow.fraction_of_roofline <= 1 or slow.flags
+@given(m=st.sampled_from(_PEER), slower=st.floats(min_value=1.0, max_value=10.0))
+def test_no_measured_transfer_beats_its_bound(m, slower):
+    """A ceiling is the best a path was measured to do at that size: placing any measured
+    transfer of that path and size at its own time gives a bound no longer than that time
+    (fraction <= 1, no flag); placing it `slower` times slower gives 1/slower of the roofline."""
+    wl = Workload("copy", link_bytes={"nvlink": float(m.spec.message_bytes)}, message_bytes=m.spec.message_bytes)
+    p = place(wl, m.median_s, _REF_MODEL)
+    assert p.limiter == "link:nvlink"
+    assert p.bound_time_s <= m.median_s * 1.0001 and not p.flags
+    slow = place(wl, m.median_s * slower, _REF_MODEL)
+    assert slow.fraction_of_roofline == pytest.approx(p.fraction_of_roofline / slower, rel=1e-9)
+
+
+@settings(max_examples=80, deadline=None)
+@given(template=st.sampled_from([W.allgather_gemm, W.gemm_reduce_scatter, W.gemm_all_reduce]),
+       m=st.sampled_from([512, 1024, 4096, 8192]), n=st.sampled_from([256, 1024, 8192, 65536]),
+       k=st.sampled_from([256, 512, 4096, 65536]), dtype=st.sampled_from(["fp16", "bf16"]),
+       ranks=st.sampled_from([2, 4, 8]))
+def test_overlap_verdict_never_contradicts_the_placement(template, m, n, k, dtype, ranks):
+    """The overlap verdict is the placement's own terms, and its threshold is where the
+    verdict flips: at the threshold it can hide, just below it cannot."""
+    from linkroof.roofline.place import OVERLAP_DIMENSION, overlap_note
+
+    w = template(m, n, k, dtype, ranks)
+    terms = place(w, 1.0, _REF_MODEL).terms_s
+    note = overlap_note(w, _REF_MODEL)
+    hides = terms["compute"] >= terms["link:nvlink"]
+    assert ("communication can hide" in note) == hides
+    dim = OVERLAP_DIMENSION[w.source]
+    threshold = int(note.split(f"when {dim} >= ")[1].split(" ")[0].replace(",", ""))
+    at = template(**{**dict(m=m, n=n, k=k, dtype=dtype, ranks=ranks), dim: threshold})
+    t_at = place(at, 1.0, _REF_MODEL).terms_s
+    assert t_at["compute"] >= t_at["link:nvlink"]
+    if threshold > 1:
+        below = template(**{**dict(m=m, n=n, k=k, dtype=dtype, ranks=ranks), dim: threshold - 1})
+        t_below = place(below, 1.0, _REF_MODEL).terms_s
+        assert t_below["compute"] < t_below["link:nvlink"]
 
 
 def test_faster_than_roofline_is_flagged(model):

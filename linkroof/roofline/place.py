@@ -4,8 +4,17 @@ bound / measured (slowest rank)."""
 
 from __future__ import annotations
 
+import math
+
 from ..schema import Placement, Workload
+from ..units import format_time
 from .model import MachineModel
+
+# GEMM + collective templates: the dimension that scales the FLOPs but not the bytes on
+# the link (all-gather + GEMM moves A [m, k] whatever n is; the GEMM + reduce-scatter and
+# + all-reduce move C [m, n] whatever k is)
+OVERLAP_DIMENSION = {"template:allgather_gemm": "n", "template:gemm_reduce_scatter": "k",
+                     "template:gemm_all_reduce": "k"}
 
 
 def place(workload: Workload, measured_time_s: float, model: MachineModel, kind: str = "measured",
@@ -48,3 +57,25 @@ def place(workload: Workload, measured_time_s: float, model: MachineModel, kind:
                      "counts or the ceilings")
     return Placement(workload=workload, measured_time_s=measured_time_s, bound_time_s=bound, limiter=limiter,
                      ceilings_kind=kind, terms_s=terms, flags=tuple(flags))
+
+
+def overlap_note(workload: Workload, model: MachineModel, kind: str = "measured") -> str | None:
+    """For GEMM + collective templates: whether communication can hide behind compute,
+    read from the placement's own terms (link time against compute time at the same
+    ceilings), and the size of the dimension that scales the FLOPs alone above which it
+    can. Never a separate formula that could disagree with the placement."""
+    dim = OVERLAP_DIMENSION.get(workload.source)
+    if dim is None or dim not in workload.params:
+        return None
+    terms = place(workload, 1.0, model, kind).terms_s
+    links = {k: v for k, v in terms.items() if k.startswith("link:")}
+    if "compute" not in terms or not links:
+        return None
+    link, t_link = max(links.items(), key=lambda kv: kv[1])
+    t_comp = terms["compute"]
+    value = workload.params[dim]
+    threshold = math.ceil(value * t_link / t_comp)  # FLOPs grow with `dim`, the link bytes do not
+    hides = t_comp >= t_link
+    return (f"Overlap ({kind} ceilings): {link} {format_time(t_link)} against compute {format_time(t_comp)}: "
+            f"communication {'can' if hides else 'cannot'} hide behind compute; it can when {dim} >= {threshold:,} "
+            f"(this {dim} = {value:,}).")

@@ -15,7 +15,6 @@ from typing import Any
 
 from ..errors import LinkroofError
 from ..schema import Workload
-from ..units import format_flops, format_rate
 from . import collectives as C
 
 # data types a workload can count FLOPs in
@@ -102,30 +101,6 @@ def moe_dispatch_combine(tokens: int, hidden: int, experts: int, top_k: int, dty
                     hbm_bytes=4 * one_way, link_bytes={link: 2 * one_way},
                     message_bytes=int(s * tokens * top_k * hidden / ranks), ranks=ranks, pattern="all_to_all",
                     source="template:moe_dispatch_combine")
-
-
-def overlap_k_min(dtype: str, flop_rate: float, link_bytes_per_s: float) -> float:
-    """For GEMM + collective fusions: communication hides behind compute when
-    K >= s * R / (2 * B) (s: bytes per element, R: FLOP/s, B: link bytes/s)."""
-    return _dtype_bytes(dtype) * flop_rate / (2 * link_bytes_per_s)
-
-
-def overlap_note(workload: Workload, model: Any) -> str | None:
-    """For GEMM + collective templates: the K above which communication can hide behind
-    compute on this machine (measured ceilings), and whether this workload's K does."""
-    if "k" not in workload.params or len(workload.flops) != 1:
-        return None
-    (dtype,) = workload.flops
-    rate = model.compute(dtype)
-    link = next(iter(workload.link_bytes), None)
-    bw = model.link(link) if link else None
-    if rate is None or bw is None:
-        return None
-    k_min = overlap_k_min(dtype, rate.value, bw[0])
-    k = workload.params.get("k")
-    verdict = "" if k is None else (f"; this K = {k} {'meets' if k >= k_min else 'does not meet'} it")
-    return (f"Overlap: communication can hide behind compute when K >= s*R/(2*B) = {k_min:,.0f} "
-            f"({dtype}: R {format_flops(rate.value, 0)}, B {format_rate(bw[0], 0)}){verdict}.")
 
 
 TEMPLATES = {

@@ -16,6 +16,7 @@ MiB = 1 << 20
 NVLINK_LINE = 478.125e9
 PCIE_LINE = 63.0e9
 REF = {"p2p_ce": 393.8e9, "p2p_sm": 370.0e9, "h2d": 55.3e9, "local_ce": 2079e9}
+HBM_SPEC = 4.8e12
 
 
 def cupy_or_skip():
@@ -47,10 +48,12 @@ def test_local_hbm():
     cupy_or_skip()
     from linkroof.microbench import copies, local
 
+    # A copy reads and writes every byte: counted as bytes copied it can reach at most half
+    # of HBM's 4.8 TB/s (a read+write double count would land above that bound)
     (m,) = copies.local_copy(0, "ce", 512 * MiB, 5)
-    within(m, 0.5 * REF["local_ce"], 4.8e12)
+    within(m, 0.8 * REF["local_ce"], HBM_SPEC / 2)
     (m,) = copies.local_copy(0, "sm", 512 * MiB, 5, loops=2)
-    within(m, 0.5 * REF["local_ce"], 4.8e12)
+    within(m, 0.5 * REF["local_ce"], HBM_SPEC / 2)
     for fn in (local.read_only, local.write_only):
         (m,) = fn(0, 512 * MiB, 5)
         within(m, 1e12, 4.8e12)
@@ -97,10 +100,13 @@ def test_bidir_and_concurrency():
     cupy_or_skip()
     from linkroof.microbench import copies
 
+    (one,) = copies.peer_copy(0, 1, "write", "ce", 256 * MiB, 5)
     a, b, total = copies.peer_bidir(0, 1, "write", "ce", 256 * MiB, 5)
     assert total.bytes_per_rep == 2 * 256 * MiB
-    assert total.bandwidth_bytes_per_s == pytest.approx(a.bandwidth_bytes_per_s + b.bandwidth_bytes_per_s, rel=0.02)
-    within(total, REF["p2p_ce"], 2 * NVLINK_LINE)
+    # Both directions at once over full-duplex links: the total must be well above one
+    # direction alone (done one after the other it would be about 1.0x); 2xH200: 783.7 / 396.3
+    assert total.bandwidth_bytes_per_s > 1.8 * one.bandwidth_bytes_per_s
+    within(total, 1.8 * REF["p2p_ce"], 2 * NVLINK_LINE)
     ms = copies.concurrent("all_to_all", [0, 1], 128 * MiB, 3)
     assert all(m.verified for m in ms)
     assert {m.spec.name for m in ms} >= {"all_to_all_bandwidth", "all_to_all_total_bandwidth"}
