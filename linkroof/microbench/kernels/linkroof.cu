@@ -57,17 +57,20 @@ extern "C" __global__ void spin_wait(volatile int* flag, u64 timeout_ns, volatil
 
 // Loads and stores as volatile asm so that the compiler keeps all U loads ahead of the
 // first store (with __restrict__ it would otherwise interleave them, leaving fewer
-// loads in flight than asked for).
+// loads in flight than asked for). Loads are .cg (cache globally: bypass this SM's L1),
+// so a copy can never be served from the reading SM's cache: peer memory is cached only
+// in its owner's L2, on the far side of the link. (Session 1 saw 1585 GB/s "from a
+// peer" when every message of a launch re-read one slice through L1.)
 __device__ __forceinline__ uint4 ld_v4(const uint4* p) {
     uint4 v;
-    asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    asm volatile("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
     return v;
 }
 // The same load with an L2 prefetch-size hint of 256 bytes (sm_80+): larger requests.
 __device__ __forceinline__ uint4 ld_v4_pf(const uint4* p) {
     uint4 v;
 #if __CUDA_ARCH__ >= 800
-    asm volatile("ld.global.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    asm volatile("ld.global.cg.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
 #else
     v = ld_v4(p);
 #endif

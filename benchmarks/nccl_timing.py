@@ -1,0 +1,136 @@
+"""Where NCCL time goes at mid sizes (collectives issue): one process driving both GPUs,
+each collective and size timed several ways in one run:
+
+  gated      linkroof's method: repetitions queued behind a spin kernel (settle 5)
+  gated0     the same without the untimed settle repetitions
+  graph      N grouped calls captured in one CUDA graph per GPU, the graphs replayed
+             (nccl-tests -G 1); time per call from events around the replay
+  plain      N grouped calls launched back to back from Python, events around the
+             loop (nccl-tests without -G: the host's launch is in the time)
+
+Every variant runs the same communicator and buffers; results are checked once at the
+end of each (collective, size).
+
+    python3 benchmarks/nccl_timing.py [--sizes 1M,16M,64M,256M] [--iters 20] [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+
+
+def main() -> None:
+    from linkroof.microbench import nccl as N
+    from linkroof.microbench.cuda import cp
+    from linkroof.microbench.timing import stream, time_grouped
+    from linkroof.units import parse_size_range
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="1M,16M,64M,256M")
+    ap.add_argument("--colls", default="all_to_all,sendrecv,all_gather,all_reduce")
+    ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--json", dest="json_out")
+    args = ap.parse_args()
+    cupy = cp()
+    nccl = N.nccl_module()
+    gpus = [0, 1]
+    comms = nccl.NcclCommunicator.initAll(gpus)
+    streams = [stream(d, 0) for d in gpus]
+    rt = cupy.cuda.runtime
+    rows = []
+    for coll in args.colls.split(","):
+        for size in parse_size_range(args.sizes):
+            parts = [N._Participant(nccl, c, d, r, 2, coll, size, "fp32", False) for r, (c, d) in
+                     enumerate(zip(comms, gpus))]
+
+            def rep(ss, parts=parts):
+                nccl.groupStart()
+                for p, s in zip(parts, ss):
+                    p.issue(s)
+                nccl.groupEnd()
+
+            ops = 4 if coll == "all_to_all" else 2
+            out: dict[str, list[float]] = {}
+            for run in range(args.runs):
+                for name, settle in (("gated", 5), ("gated0", 0)):
+                    per = time_grouped(gpus, rep, args.iters, warmup=3, ops_per_rep=ops, settle=settle)
+                    out.setdefault(name, []).append(statistics.median(
+                        [max(a, b) for a, b in zip(per[0], per[1])]))
+                # plain: back-to-back from Python, events around the loop on each stream
+                for _ in range(3):
+                    rep(streams)
+                for d in gpus:
+                    cupy.cuda.Device(d).synchronize()
+                evs = []
+                for d, s in zip(gpus, streams):
+                    with cupy.cuda.Device(d):
+                        e = cupy.cuda.Event()
+                        e.record(s)
+                        evs.append(e)
+                for _ in range(args.iters):
+                    rep(streams)
+                ends = []
+                for d, s in zip(gpus, streams):
+                    with cupy.cuda.Device(d):
+                        e = cupy.cuda.Event()
+                        e.record(s)
+                        ends.append(e)
+                for e in ends:
+                    e.synchronize()
+                out.setdefault("plain", []).append(max(cupy.cuda.get_elapsed_time(a, b) for a, b in zip(evs, ends))
+                                                   / 1e3 / args.iters)
+                # graph: capture iters grouped calls on both streams, replay
+                try:
+                    for d, s in zip(gpus, streams):
+                        with cupy.cuda.Device(d):
+                            rt.streamBeginCapture(s.ptr, rt.streamCaptureModeRelaxed)
+                    for _ in range(args.iters):
+                        rep(streams)
+                    execs = []
+                    for d, s in zip(gpus, streams):
+                        with cupy.cuda.Device(d):
+                            g = rt.streamEndCapture(s.ptr)
+                            execs.append((d, rt.graphInstantiate(g)))
+                    for d, x in execs:  # warm-up replay
+                        with cupy.cuda.Device(d):
+                            rt.graphLaunch(x, streams[d].ptr)
+                    for d in gpus:
+                        cupy.cuda.Device(d).synchronize()
+                    evs, ends = [], []
+                    for d, s in zip(gpus, streams):
+                        with cupy.cuda.Device(d):
+                            e = cupy.cuda.Event()
+                            e.record(s)
+                            evs.append(e)
+                    for d, x in execs:
+                        with cupy.cuda.Device(d):
+                            rt.graphLaunch(x, streams[d].ptr)
+                    for d, s in zip(gpus, streams):
+                        with cupy.cuda.Device(d):
+                            e = cupy.cuda.Event()
+                            e.record(s)
+                            ends.append(e)
+                    for e in ends:
+                        e.synchronize()
+                    out.setdefault("graph", []).append(
+                        max(cupy.cuda.get_elapsed_time(a, b) for a, b in zip(evs, ends)) / 1e3 / args.iters)
+                except Exception as e:  # noqa: BLE001
+                    out.setdefault("graph_error", []).append(f"{type(e).__name__}: {e}")
+            checks = N._checked_run(parts, rep)
+            row = {"coll": coll, "size": size, "wrong": sum(w for w, _ in checks),
+                   **{k: v for k, v in out.items()}}
+            rows.append(row)
+            cells = "  ".join(f"{k} " + ",".join(f"{x * 1e6:.1f}" for x in v) for k, v in out.items()
+                              if not k.endswith("error"))
+            print(f"{coll:<14} {size >> 20:>5} MiB  {cells}  wrong {row['wrong']}"
+                  + (f"  {out['graph_error'][0]}" if "graph_error" in out else ""), flush=True)
+    if args.json_out:
+        json.dump(rows, open(args.json_out, "w"), indent=1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
