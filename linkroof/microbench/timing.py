@@ -169,7 +169,10 @@ def time_calls(call: Callable[[int], Any], reps: int, framework: str = "cupy", g
 
         current = torch.cuda.current_stream()
         device = current.device.index if current.device.index is not None else torch.cuda.current_device()
-        s = cupy.cuda.ExternalStream(current.cuda_stream, device)
+        if hasattr(cupy.cuda.Stream, "from_external"):  # CuPy 14: torch's stream speaks the CUDA stream protocol
+            s = cupy.cuda.Stream.from_external(current)
+        else:
+            s = cupy.cuda.ExternalStream(current.cuda_stream, device)
     else:
         device = cupy.cuda.Device().id
         s = cupy.cuda.get_current_stream()
