@@ -6,7 +6,8 @@ mpirun, torchrun) and against nccl-tests on the 2xH200 machine.
 
 import sys
 
-from linkroof.schema import Profile, loads
+from linkroof.schema import Profile
+from linkroof.store import load_profile_file
 
 REF = {"all_reduce": 313.8, "all_gather": 255.7, "all_to_all": 294.3, "sendrecv": 355.6}
 
@@ -25,7 +26,7 @@ def figures(p: Profile) -> dict:
 
 
 def main() -> None:
-    profs = [(path, figures(loads(open(path).read(), Profile))) for path in sys.argv[1:]]
+    profs = [(path, figures(load_profile_file(path))) for path in sys.argv[1:]]
     keys = sorted({k for _, f in profs for k in f})
     print("figure".ljust(26) + "".join(p.split("/")[-1][:18].ljust(20) for p, _ in profs) + "nccl-tests")
     for k in keys:

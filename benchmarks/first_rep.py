@@ -6,11 +6,11 @@ the median (a warm-up check), and the spread of every NCCL measurement.
 
 import sys
 
-from linkroof.schema import Profile, loads
+from linkroof.store import load_profile_file
 
 
 def main() -> None:
-    p = loads(open(sys.argv[1]).read(), Profile)
+    p = load_profile_file(sys.argv[1])
     worst: dict[tuple[str, str], tuple[float, float, str]] = {}
     for m in p.measurements:
         t = m.times_s

@@ -1,4 +1,4 @@
-"""Where NCCL time goes at mid sizes (collectives issue): one process driving both GPUs,
+"""Where NCCL time goes at mid sizes: one process driving both GPUs,
 each collective and size timed several ways in one run:
 
   gated      linkroof's method: repetitions queued behind a spin kernel (settle 5)

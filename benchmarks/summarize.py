@@ -9,7 +9,8 @@ import sys
 from collections import defaultdict
 
 from linkroof.roofline.model import Curve
-from linkroof.schema import Profile, loads
+from linkroof.schema import Profile
+from linkroof.store import load_profile_file
 from linkroof.units import format_size
 
 # name, mechanism, pattern, reference (GB/s, ns or TFLOP/s), better ("ge" or "le"), source of the reference
@@ -79,7 +80,7 @@ def sweeps(p: Profile):
 
 def main() -> None:
     for path in sys.argv[1:]:
-        p = loads(open(path).read(), Profile)
+        p = load_profile_file(path)
         bad = [m for m in p.measurements if not m.verified]
         print(f"== {path}: {p.id} {p.label} ({len(p.measurements)} measurements, {len(bad)} unverified, "
               f"{len(p.skipped)} skipped)")

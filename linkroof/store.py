@@ -174,15 +174,24 @@ class Store:
 
 
 def load_profile_file(path: str | Path, max_bytes: int = 256 * 1024 * 1024) -> Profile:
-    """Read and validate a profile JSON file (export / import / --profile FILE)."""
+    """Read and validate a profile JSON file, plain or gzip-compressed (.gz) (export /
+    import / --profile FILE)."""
+    import gzip
+
     p = Path(path)
     try:
         size = p.stat().st_size
         if size > max_bytes:
             raise StoreError(f"{p}: {size} bytes is over the {max_bytes}-byte limit for a profile")
-        text = p.read_bytes()
-    except OSError as e:
-        raise StoreError(f"cannot read {p}: {e.strerror or e}") from None
+        if p.suffix == ".gz":
+            with gzip.open(p, "rb") as f:
+                text = f.read(max_bytes + 1)
+            if len(text) > max_bytes:
+                raise StoreError(f"{p}: over the {max_bytes}-byte limit for a profile once decompressed")
+        else:
+            text = p.read_bytes()
+    except (OSError, EOFError) as e:
+        raise StoreError(f"cannot read {p}: {getattr(e, 'strerror', None) or e}") from None
     try:
         return loads(text, Profile)
     except LinkroofError as e:

@@ -1,1 +1,2 @@
-"""Dash app and pure figure builders (see the dashboard issue)."""
+"""Views: the Dash app (app.py), pure figure builders (figures.py) and the static
+report and figure files (report.py)."""

@@ -1,1 +1,3 @@
-"""The machine model and placement: pure arithmetic on the data model (no CuPy, no NVML)."""
+"""Pure arithmetic on the data model (no CuPy, NVML or I/O): spec peaks and link rates,
+the machine model, collective formulas, workloads, placement and baselines, the
+mechanism advisor, and the analyses the views show."""

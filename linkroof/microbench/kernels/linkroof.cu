@@ -59,7 +59,7 @@ extern "C" __global__ void spin_wait(volatile int* flag, u64 timeout_ns, volatil
 // first store (with __restrict__ it would otherwise interleave them, leaving fewer
 // loads in flight than asked for). Loads are .cg (cache globally: bypass this SM's L1),
 // so a copy can never be served from the reading SM's cache: peer memory is cached only
-// in its owner's L2, on the far side of the link. (Session 1 saw 1585 GB/s "from a
+// in its owner's L2, on the far side of the link. (A first version saw 1585 GB/s "from a
 // peer" when every message of a launch re-read one slice through L1.)
 __device__ __forceinline__ uint4 ld_v4(const uint4* p) {
     uint4 v;

@@ -1,13 +1,10 @@
 #!/usr/bin/env bash
-# Run on an accelerator machine from the repository root: records the probe, times it,
-# and keeps nvidia-smi's view beside linkroof's for comparison. Writes under $OUT (or ./out).
-# Usage: bash benchmarks/device_probe.sh NAME      (NAME: the recording's bundled name, e.g. h200x2)
-set -u
+# Measures the probe on any GPU machine (kinds nvidia-h200, nvidia-h200-x2, ...): records
+# every NVML answer, times linkroof.probe(), and keeps nvidia-smi's topology beside
+# linkroof's, and the live probe beside its replay, for comparison.
+#   bash benchmarks/probe_vs_smi.sh NAME      (NAME: the recording's bundled name, e.g. h200x2)
+source "$(dirname "$0")/prologue.sh"
 name=${1:?recording name}
-out=${OUT:-out}
-mkdir -p "$out"
-export PYTHONUNBUFFERED=1
-py=${PYTHON:-python3}
 log="$out/$name.log.txt"
 {
   echo "== date"; date -u

@@ -1,12 +1,9 @@
 #!/usr/bin/env bash
-# Wall times on nvidia-h200-x2: quick suite from a cold CuPy cache, default suite cold
-# (under cProfile: where the wall time goes) and warm, the NCCL sweep (full grid).
-set -u
-out=${OUT:-out}; mkdir -p "$out"
-export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-py=${PYTHON:-python3}
-ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
-st=/tmp/linkroof-w.sqlite
+# Measures the suites' wall times on a 2-GPU machine (kind nvidia-h200-x2): the quick
+# suite from a cold kernel cache, the default suite cold (under cProfile: where the
+# wall time goes) and warm, and the NCCL sweep on its own (full grid).
+#   bash benchmarks/suite_walls.sh
+source "$(dirname "$0")/prologue.sh"
 {
   echo "== quick suite (cold CuPy cache)"
   t=$(date +%s%N); CUPY_CACHE_DIR=$(mktemp -d) timeout 60 $py -m linkroof --store $st bench --suite quick --no-save --json --out "$out/quick.json" >/dev/null 2>&1; echo "wall $(ms $t) ms"

@@ -1,35 +1,27 @@
 #!/usr/bin/env bash
-# For the 8-GPU (or 4-GPU) NVSwitch machine, when one is lent: two calls, each well
-# inside the device tool's 10-minute limit, each writing at most 8 files under $OUT.
-#
-#   bash benchmarks/device_x8.sh probe-default   # probe vs topo -m, default suite on
-#                                                # 2 / 4 / all GPUs (wall), NCCL one
-#                                                # process, mpirun and torchrun
-#   bash benchmarks/device_x8.sh full            # the full suite: the second bundled
-#                                                # reference (linkroof/data/)
+# Measures a 4- or 8-GPU NVSwitch machine (kinds nvidia-h200-x4, nvidia-h200-x8) in two
+# calls, each inside the device tool's 10-minute limit and 8 files under $OUT:
+#   bash benchmarks/validate_many_gpus.sh probe-default  # probe vs topo -m; default suite
+#                                                        # on 2 / 4 / all GPUs (wall);
+#                                                        # NCCL one process, mpirun, torchrun
+#   bash benchmarks/validate_many_gpus.sh full           # the full suite: a bundled reference
 # Never enables NVLink multicast (the machines set NCCL_NVLS_ENABLE=0).
-set -u
+source "$(dirname "$0")/prologue.sh"
 part=${1:?probe-default or full}
-out=${OUT:-out}; mkdir -p "$out"
-export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-py=${PYTHON:-python3}
-st=/tmp/linkroof-x8.sqlite
 n=$(nvidia-smi -L | wc -l)
 all=$(seq -s, 0 $((n - 1)))
 name=h200x$n
-ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
-extra=""; mpirun --version 2>&1 | grep -q "Open MPI" && extra="--allow-run-as-root"
 case $part in
 probe-default)
   {
-    echo "== $n GPUs"; OUT=$out bash benchmarks/device_probe.sh "$name" | tail -25
+    echo "== $n GPUs"; OUT=$out bash benchmarks/probe_vs_smi.sh "$name" | tail -25
     for g in 0,1 0,1,2,3 "$all"; do
       t=$(date +%s%N)
       timeout 240 $py -m linkroof --store $st bench --gpus "$g" --no-save --json \
         --out "$out/default-$(echo "$g" | tr -cd , | wc -c).json" >/dev/null 2>&1
       echo "default suite on GPUs $g: wall $(ms $t) ms"
     done
-    t=$(date +%s%N); timeout 90 mpirun $extra -n "$n" $py -m linkroof --store $st bench --only nccl --no-save \
+    t=$(date +%s%N); timeout 90 mpirun $mpi_extra -n "$n" $py -m linkroof --store $st bench --only nccl --no-save \
       --json --out "$out/nccl_mpi.json" >/dev/null 2>"$out/mpi.err" || tail -5 "$out/mpi.err"
     echo "mpirun wall $(ms $t) ms"
     t=$(date +%s%N); timeout 90 torchrun --nproc-per-node "$n" -m linkroof --store $st bench --only nccl \
