@@ -42,6 +42,22 @@ def main() -> None:
     streams = [stream(d, 0) for d in gpus]
     rt = cupy.cuda.runtime
     rows = []
+
+    def mark() -> list:
+        """An event recorded now on each GPU's stream."""
+        evs = []
+        for d, s in zip(gpus, streams):
+            with cupy.cuda.Device(d):
+                e = cupy.cuda.Event()
+                e.record(s)
+                evs.append(e)
+        return evs
+
+    def per_call(evs: list, ends: list, calls: int) -> float:
+        for e in ends:
+            e.synchronize()
+        return max(cupy.cuda.get_elapsed_time(a, b) for a, b in zip(evs, ends)) / 1e3 / calls
+
     for coll in args.colls.split(","):
         for size in parse_size_range(args.sizes):
             parts = [N._Participant(nccl, c, d, r, 2, coll, size, "fp32", False) for r, (c, d) in
@@ -65,24 +81,10 @@ def main() -> None:
                     rep(streams)
                 for d in gpus:
                     cupy.cuda.Device(d).synchronize()
-                evs = []
-                for d, s in zip(gpus, streams):
-                    with cupy.cuda.Device(d):
-                        e = cupy.cuda.Event()
-                        e.record(s)
-                        evs.append(e)
+                evs = mark()
                 for _ in range(args.iters):
                     rep(streams)
-                ends = []
-                for d, s in zip(gpus, streams):
-                    with cupy.cuda.Device(d):
-                        e = cupy.cuda.Event()
-                        e.record(s)
-                        ends.append(e)
-                for e in ends:
-                    e.synchronize()
-                out.setdefault("plain", []).append(max(cupy.cuda.get_elapsed_time(a, b) for a, b in zip(evs, ends))
-                                                   / 1e3 / args.iters)
+                out.setdefault("plain", []).append(per_call(evs, mark(), args.iters))
                 # graph: capture iters grouped calls on both streams, replay
                 try:
                     for d, s in zip(gpus, streams):
@@ -100,24 +102,11 @@ def main() -> None:
                             rt.graphLaunch(x, streams[d].ptr)
                     for d in gpus:
                         cupy.cuda.Device(d).synchronize()
-                    evs, ends = [], []
-                    for d, s in zip(gpus, streams):
-                        with cupy.cuda.Device(d):
-                            e = cupy.cuda.Event()
-                            e.record(s)
-                            evs.append(e)
+                    evs = mark()
                     for d, x in execs:
                         with cupy.cuda.Device(d):
                             rt.graphLaunch(x, streams[d].ptr)
-                    for d, s in zip(gpus, streams):
-                        with cupy.cuda.Device(d):
-                            e = cupy.cuda.Event()
-                            e.record(s)
-                            ends.append(e)
-                    for e in ends:
-                        e.synchronize()
-                    out.setdefault("graph", []).append(
-                        max(cupy.cuda.get_elapsed_time(a, b) for a, b in zip(evs, ends)) / 1e3 / args.iters)
+                    out.setdefault("graph", []).append(per_call(evs, mark(), args.iters))
                 except Exception as e:  # noqa: BLE001
                     out.setdefault("graph_error", []).append(f"{type(e).__name__}: {e}")
             checks = N._checked_run(parts, rep)
