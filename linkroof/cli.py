@@ -303,6 +303,11 @@ def import_(ctx: click.Context, tool: str, file: str, into: str | None, as_json:
 
     imported = import_file(tool, file)
     label = Path(file).name
+    if imported.skipped:
+        click.echo(f"Skipped {len(imported.skipped)} {tool} tests linkroof does not import: "
+                   + ", ".join(imported.skipped), err=True)
+    if not imported.measurements:
+        raise UserError(f"{file}: nothing imported (no {tool} test linkroof knows); nothing saved")
     with _store(ctx) as store:
         if into:
             base = store.get(into)
@@ -422,11 +427,11 @@ def advise(ctx: click.Context, size: str, pattern: str, which: str | None, as_js
                                "margin": advice.margin, "notes": advice.notes,
                                "mechanisms": [dataclasses.asdict(m) for m in advice.mechanisms]}, indent=1))
         return
+    if not advice.mechanisms:
+        raise UserError(advice.notes[0] if advice.notes else "nothing to advise")
     from .render import advice_view
 
     _console().print(advice_view(advice))
-    if not advice.mechanisms:
-        raise UserError(advice.notes[0] if advice.notes else "nothing to advise")
 
 
 def _bench_distributed(ctx: click.Context, comm: Any, suite: str, families: list[str] | None, reps: int | None,

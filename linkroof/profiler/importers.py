@@ -26,7 +26,7 @@ from typing import Any
 
 from ..errors import LinkroofError
 from ..roofline.collectives import busbw_factor, canonical, canonical_dtype
-from ..schema import BenchSpec, Environment, Fabric, Gpu, Host, Measurement, Mig, Topology, Unknown
+from ..schema import BenchSpec, Environment, Fabric, Gpu, Host, Measurement, Mig, Pair, Topology, Unknown
 
 NVB_BUFFER = 512 << 20  # nvbandwidth's default buffer; its output does not print the size
 GB = 1e9
@@ -43,6 +43,7 @@ class Imported:
     gpus: list[tuple[int, str, str]]  # (index, name, PCI bus id) as the tool printed them
     hostname: str = ""
     notes: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # test names this importer does not know
 
 
 def _err(path: str, line: int | None, msg: str) -> ImportFormatError:
@@ -85,10 +86,11 @@ def _cell(value: Any, path: str, where: str) -> float | None:
 
 
 def _nvb_measurements(path: str, name: str, matrix: list[list[float | None]], passed: bool,
-                      line: int | None) -> list[Measurement]:
+                      line: int | None) -> list[Measurement] | None:
+    """The test's figures; None for a test name linkroof does not know."""
     kind_info = _nvb_kind(name)
     if kind_info is None:
-        return []
+        return None
     mech, kind = kind_info
     verified = passed
     verification = "nvbandwidth reported Passed (its own check)" if passed else "nvbandwidth did not report Passed"
@@ -182,6 +184,7 @@ def _parse_nvb_json(text: str, path: str) -> Imported:
         if m:
             gpus.append((int(m.group(1)), m.group(2), m.group(3)))
     out: list[Measurement] = []
+    skipped: list[str] = []
     for k, case in enumerate(nvb["testcases"]):
         name = case.get("name")
         if not isinstance(name, str):
@@ -192,8 +195,12 @@ def _parse_nvb_json(text: str, path: str) -> Imported:
                 continue  # a waived or failed test case carries no matrix
             raise _err(path, None, f"testcases[{k}] ({name}): no matrix")
         matrix = [[_cell(v, path, f"testcases[{k}] ({name})") for v in r] for r in matrix_raw]
-        out += _nvb_measurements(path, name, matrix, case.get("status") == "Passed", None)
-    return Imported("nvbandwidth", out, gpus,
+        got = _nvb_measurements(path, name, matrix, case.get("status") == "Passed", None)
+        if got is None:
+            skipped.append(name)
+        else:
+            out += got
+    return Imported("nvbandwidth", out, gpus, skipped=skipped,
                     notes=[f"nvbandwidth {nvb.get('version', '?')} (JSON); SUM values not imported: they add "
                            "cells measured one after another"])
 
@@ -204,6 +211,7 @@ def _parse_nvb_text(text: str, path: str) -> Imported:
         raise _err(path, 1, "not nvbandwidth output (no 'nvbandwidth Version' header)")
     gpus = []
     out: list[Measurement] = []
+    skipped: list[str] = []
     current: str | None = None
     start = 0
     matrix: list[list[float | None]] = []
@@ -220,11 +228,19 @@ def _parse_nvb_text(text: str, path: str) -> Imported:
             continue
         if current is None:
             continue
-        m = re.match(rf"SUM {re.escape(current)} [\d.]+\s*$", line)
+        # One SUM line per test; nvbandwidth 0.8 prints one per matrix of a bidirectional
+        # test (SUM <test>_read1, _read2, then _total): the test ends with its total.
+        m = re.match(rf"SUM {re.escape(current)}(_\w+)? [\d.]+\s*$", line)
         if m:
             if not matrix:
                 raise _err(path, no, f"{current}: no matrix rows before SUM")
-            out += _nvb_measurements(path, current, matrix, True, start)
+            if m.group(1) and m.group(1) != "_total":
+                continue
+            got = _nvb_measurements(path, current, matrix, True, start)
+            if got is None:
+                skipped.append(current)
+            else:
+                out += got
             current = None
             continue
         cells = line.split()
@@ -235,9 +251,10 @@ def _parse_nvb_text(text: str, path: str) -> Imported:
                 raise _err(path, no, f"{current}: unreadable matrix row {line.strip()!r}") from None
     if current is not None:
         raise _err(path, len(lines), f"{current} ends without its SUM line (truncated?)")
-    if not out:
+    if not out and not skipped:
         raise _err(path, None, "no test results found")
-    return Imported("nvbandwidth", out, gpus, notes=["SUM lines not imported: they add cells measured one after another"])
+    return Imported("nvbandwidth", out, gpus, skipped=skipped,
+                    notes=["SUM lines not imported: they add cells measured one after another"])
 
 
 # ------------------------------------------------------------------ nccl-tests
@@ -338,6 +355,9 @@ def _parse_nccl_json(text: str, path: str) -> Imported:
     iters = int(cfg.get("iterations", 0))
     gpus = [(int(d.get("device", i)), str(d.get("device_info", "")), str(d.get("device_hex", ""))) for i, d in
             enumerate(devices)]
+    # -J lists one entry per process; with -g N a process drives N GPUs (as the text output lists them)
+    listed = {g[0] for g in gpus}
+    gpus += [(i, gpus[0][1] if gpus else "", "") for i in range(ranks) if i not in listed]
     out = []
     for k, r in enumerate(doc["results"]):
         try:
@@ -370,7 +390,8 @@ def import_file(tool: str, path: str | Path) -> Imported:
 
 
 def bare_topology(imported: Imported, label: str) -> Topology:
-    """A topology holding only what the tool printed (GPU names and bus ids)."""
+    """A topology holding only what the tool printed (GPU names and bus ids); how each
+    pair of GPUs is linked is unknown (every ordered pair is there, with unknown fields)."""
     none = Unknown(f"not in {imported.tool} output")
     gpus = tuple(
         Gpu(index=i, uuid=none, name=name or none, pci_bus_id=bus or none, architecture=none, compute_capability=none,
@@ -381,8 +402,11 @@ def bare_topology(imported: Imported, label: str) -> Topology:
         for i, name, bus in sorted(set(imported.gpus)))
     import datetime as _dt
 
+    pairs = tuple(Pair(a=a.index, b=b.index, pcie_level=none, nvlink_count=none, nvlink_via=none, p2p_read=none,
+                       p2p_write=none, p2p_atomics=none, p2p_nvlink=none, p2p_pcie=none)
+                  for a in gpus for b in gpus if a.index != b.index)
     return Topology(host=Host(hostname=imported.hostname or "unknown", cpu_model=none), driver_version=none,
-                    nvml_version=none, cuda_driver_version=none, gpus=gpus, pairs=(), nics=(), ceilings=(),
+                    nvml_version=none, cuda_driver_version=none, gpus=gpus, pairs=pairs, nics=(), ceilings=(),
                     source=f"import:{imported.tool}:{label}",
                     probed_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from ..schema import Measurement, Profile, Topology, Unknown, known
 from ..units import format_rate
+from .links import PCIE_GT_PER_S, pcie_bytes_per_s
 from .spec import GpuSpec, derived_flops, match_gpu
 
 LINK_CLASSES = ("nvlink", "pcie_peer", "host", "network")
@@ -126,8 +127,9 @@ class MachineModel:
         model = cls(gpu_name=str(gpu.name) if gpu else "unknown", spec=spec)
         model.roofs += _spec_roofs(topo, spec)
         hosts = len(profile.topologies)
-        model.roofs += _measured_roofs(topo, profile.measurements, hosts)
-        model.curves = _curves(topo, profile.measurements, hosts)
+        inferred = infer_nvlink(topo, profile.measurements)
+        model.roofs += _measured_roofs(topo, profile.measurements, hosts, inferred)
+        model.curves = _curves(topo, profile.measurements, hosts, inferred)
         model.roofs = [_flag_above_spec(r, model.roofs) for r in model.roofs]
         return model
 
@@ -171,13 +173,43 @@ def _spec_roofs(topo: Topology, spec: GpuSpec | None) -> list[Roof]:
     return out
 
 
-def link_class(topo: Topology, m: Measurement, hosts: int = 1) -> str | None:
+# The fastest PCIe link a GPU has (the highest generation in links.py, x16), per
+# direction: a peer figure above it cannot have crossed PCIe.
+PCIE_X16_MAX = max(v for gen in PCIE_GT_PER_S if known(v := pcie_bytes_per_s(gen, 16)))
+
+
+def _group(m: Measurement) -> tuple[str, str, str]:
+    return m.source, m.spec.mechanism, m.spec.pattern
+
+
+def infer_nvlink(topo: Topology, measurements: tuple[Measurement, ...]) -> frozenset[tuple[str, str, str]]:
+    """For profiles whose topology does not say how the GPUs are linked (imported
+    nvbandwidth or nccl-tests results): the (source, mechanism, pattern) groups of peer
+    transfers and collectives whose best figure is above any PCIe x16 link's rate, so
+    crossed NVLink. A deduction from the figures, labelled as such where it is used."""
+    if topo.pairs and all(known(p.nvlink_via) for p in topo.pairs):
+        return frozenset()
+    best: dict[tuple[str, str, str], float] = {}
+    for m in measurements:
+        peer = m.spec.pattern in ("p2p_read", "p2p_write", "bidir") and len(m.spec.devices) == 2
+        if m.verified and "parts" not in m.spec.params and (peer or m.spec.mechanism == "nccl"):
+            value = m.figure[0]
+            if value == value:
+                best[_group(m)] = max(value, best.get(_group(m), 0.0))
+    return frozenset(g for g, v in best.items() if v > PCIE_X16_MAX)
+
+
+def link_class(topo: Topology, m: Measurement, hosts: int = 1,
+               inferred: frozenset[tuple[str, str, str]] = frozenset()) -> str | None:
     """Which path class a measured transfer used (`hosts`: how many hosts the profile
-    spans; collectives over several hosts cross the network)."""
+    spans; collectives over several hosts cross the network; `inferred`: groups
+    `infer_nvlink` found on NVLink where the topology does not say)."""
     if m.spec.mechanism == "nccl":
         if hosts > 1:
             return "network"
-        return "nvlink" if all(p.nvlink_via in ("switch", "direct") for p in topo.pairs) and topo.pairs else None
+        if topo.pairs and all(p.nvlink_via in ("switch", "direct") for p in topo.pairs):
+            return "nvlink"
+        return "nvlink" if _group(m) in inferred else None
     if m.spec.pattern in ("h2d", "d2h"):
         return "host"
     if m.spec.pattern in ("p2p_read", "p2p_write", "bidir") and len(m.spec.devices) == 2:
@@ -187,10 +219,12 @@ def link_class(topo: Topology, m: Measurement, hosts: int = 1) -> str | None:
         try:
             p = topo.pair(a, b)
         except KeyError:
-            return None
-        if p.nvlink_via in ("switch", "direct"):
+            p = None
+        if p is not None and p.nvlink_via in ("switch", "direct"):
             return "nvlink"
-        return "pcie_peer" if known(p.pcie_level) else None
+        if p is not None and known(p.pcie_level):
+            return "pcie_peer"
+        return "nvlink" if _group(m) in inferred else None
     return None
 
 
@@ -198,7 +232,8 @@ def _usable(topo: Topology, m: Measurement) -> bool:
     return m.verified and "parts" not in m.spec.params and not any(w.startswith("above spec") for w in m.warnings)
 
 
-def _measured_roofs(topo: Topology, measurements: tuple[Measurement, ...], hosts: int = 1) -> list[Roof]:
+def _measured_roofs(topo: Topology, measurements: tuple[Measurement, ...], hosts: int = 1,
+                    inferred: frozenset[tuple[str, str, str]] = frozenset()) -> list[Roof]:
     best: dict[tuple[str, str], tuple[float, Measurement]] = {}
 
     def offer(resource: str, mech: str, value: float, m: Measurement) -> None:
@@ -221,7 +256,7 @@ def _measured_roofs(topo: Topology, measurements: tuple[Measurement, ...], hosts
         elif m.spec.pattern == "local":
             offer("hbm", f"{m.spec.mechanism} copy (read + write)", 2 * m.bandwidth_bytes_per_s, m)
         else:
-            cls = link_class(topo, m, hosts)
+            cls = link_class(topo, m, hosts, inferred)
             if cls is None:
                 continue
             offer(f"link:{cls}", m.spec.mechanism, m.figure[0], m)
@@ -229,20 +264,22 @@ def _measured_roofs(topo: Topology, measurements: tuple[Measurement, ...], hosts
     for (resource, mech), (value, m) in sorted(best.items()):
         size = f" {m.spec.message_bytes} B" if m.spec.message_bytes else ""
         dtype = f" {m.spec.params['dtype']}" if "dtype" in m.spec.params else ""
+        how = "; NVLink inferred: faster than any PCIe x16 link" if _group(m) in inferred else ""
         out.append(Roof(resource, "measured", value, mech,
                         f"best verified: {m.spec.name}{dtype}{size} on GPU {','.join(map(str, m.spec.devices))} "
-                        f"({m.source})"))
+                        f"({m.source}{how})"))
     return out
 
 
-def _curves(topo: Topology, measurements: tuple[Measurement, ...], hosts: int = 1) -> list[Curve]:
+def _curves(topo: Topology, measurements: tuple[Measurement, ...], hosts: int = 1,
+            inferred: frozenset[tuple[str, str, str]] = frozenset()) -> list[Curve]:
     # Every verified single transfer is a point (sweeps and headline figures alike), so
     # the ceiling at a size is never below a figure measured at that size.
     groups: dict[tuple[str, str, str], dict[int, float]] = {}
     for m in measurements:
         if not _usable(topo, m):
             continue
-        cls = link_class(topo, m, hosts)
+        cls = link_class(topo, m, hosts, inferred)
         if cls is None:
             continue
         value = m.figure[0]  # bus bandwidth for collectives, bandwidth for transfers

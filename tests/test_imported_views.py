@@ -1,0 +1,96 @@
+"""Imported results as first-class data: every sample output of nvbandwidth and
+nccl-tests, imported into an empty store, works in `runs show`, `report`, `roofline`,
+`advise` and every dashboard page; their NVLink and collective figures reach the
+roofline, labelled with their source."""
+
+import json
+from pathlib import Path
+
+import factories
+import pytest
+from click.testing import CliRunner
+
+from linkroof.cli import cli
+from linkroof.dashboard import app as A
+from linkroof.profiler.importers import bare_topology, import_file
+from linkroof.roofline.model import MachineModel
+
+ANCHOR = Path(__file__).parent / "data" / "anchor"
+SAMPLES = sorted(p.name for p in ANCHOR.iterdir())
+
+
+def tool_of(name: str) -> str:
+    return "nvbandwidth" if name.startswith("nvb") else "nccl-tests"
+
+
+def imported(runner, tmp_path, name):
+    store = tmp_path / "s.sqlite"
+    res = runner.invoke(cli, ["--store", str(store), "import", tool_of(name), str(ANCHOR / name), "--json"])
+    assert res.exit_code == 0, res.output
+    return store, json.loads(res.stdout)["id"]
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_every_command_works_on_an_import(tmp_path, name):
+    runner = CliRunner()
+    store, pid = imported(runner, tmp_path, name)
+
+    def ok(*args):
+        res = runner.invoke(cli, ["--store", str(store), *args])
+        assert res.exit_code == 0, f"{args}: {res.output[-2000:]}"
+        return res
+
+    assert pid in ok("runs", "show", pid).stdout
+    ok("report", "--out", str(tmp_path / "r.html"))  # the newest profile: this import
+    assert (tmp_path / "r.html").stat().st_size > 100_000
+    roofs = json.loads(ok("roofline", "--json").stdout)["roofs"]
+    if tool_of(name) == "nccl-tests":
+        coll = {"nt_allgather.txt": "all_gather", "nt_alltoall.txt": "all_to_all",
+                "nt_sendrecv.txt": "sendrecv"}.get(name, "all_reduce")
+        advice = json.loads(ok("advise", "--size", "1M", "--pattern", coll, "--json").stdout)
+        assert advice["fastest"] == "nccl"
+        assert any(r["resource"] == "link:nvlink" and r["mechanism"] == "nccl" and "nccl-tests" in r["basis"]
+                   for r in roofs)
+    else:
+        nv = [r for r in roofs if r["resource"] == "link:nvlink"]
+        assert nv and all("nvbandwidth" in r["basis"] and "inferred" in r["basis"] for r in nv)
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_every_dashboard_page_renders_an_import(tmp_path, name):
+    store, pid = imported(CliRunner(), tmp_path, name)
+    app = A.create_app(str(store))
+    data = app.linkroof_data
+    for path, _ in A.PAGES:
+        assert A.render_page(path, pid, data) is not None
+    assert A.topology_detail({"points": [{"customdata": "gpu:0"}]}, pid, data) is not None
+    for pattern in ("p2p_write", "p2p_read", "bidir"):
+        for mech in ("ce", "sm"):
+            assert A.heatmap(pattern, mech, "rel", pid, data) is not None
+
+
+def test_nvbandwidth_names_it_does_not_know_are_listed_and_an_empty_import_fails(tmp_path):
+    text = (ANCHOR / "nvb.txt").read_text().replace("device_to_device_memcpy_read_ce", "multinode_device_to_device_x")
+    f = tmp_path / "nvb.txt"
+    f.write_text(text)
+    got = import_file("nvbandwidth", f)
+    assert got.skipped == ["multinode_device_to_device_x"] and got.measurements
+    header, _, rest = text.partition("Running ")
+    f.write_text(header + "Running " + rest.split("Running ")[0])  # the unknown test alone
+    res = CliRunner().invoke(cli, ["--store", str(tmp_path / "s.sqlite"), "import", "nvbandwidth", str(f)])
+    assert res.exit_code != 0 and "nothing imported" in res.output and "multinode_device_to_device_x" in res.output
+
+
+def test_json_and_text_of_one_nccl_tests_run_agree_on_the_gpus():
+    a = import_file("nccl-tests", ANCHOR / "nt_allreduce.txt")
+    b = import_file("nccl-tests", ANCHOR / "nt_allreduce.json")
+    assert [g[0] for g in a.gpus] == [g[0] for g in b.gpus] == [0, 1]
+    assert {m.spec.params["dtype"] for m in a.measurements + b.measurements} == {"fp32"}  # nccl-tests' float
+
+
+def test_nvbandwidth_0_8_bidirectional_tests_import():
+    got = import_file("nvbandwidth", ANCHOR / "nvb-0.8.txt")
+    totals = [m for m in got.measurements if m.spec.name == "p2p_bidir_read_total_bandwidth"]
+    assert totals and max(m.bandwidth_bytes_per_s for m in totals) == pytest.approx(778.81e9)
+    model = MachineModel.from_profile(factories.profile(got.measurements, topologies=[bare_topology(got, "x")]))
+    assert model.find("link:nvlink", "measured", "ce").value > 380e9
