@@ -45,6 +45,15 @@ def _echo_json(text: str) -> None:
     click.echo(text)
 
 
+def _write(path: str | Path, text: str) -> None:
+    """Write a file the user asked for; a missing folder or a read-only file system is
+    one line, not a traceback."""
+    try:
+        Path(path).write_text(text)
+    except OSError as e:
+        raise UserError(f"cannot write {path}: {e.strerror or e}") from None
+
+
 def _store(ctx: click.Context) -> Any:
     from .store import Store
 
@@ -172,7 +181,12 @@ def run(ctx: click.Context, as_json: bool, no_save: bool, label: str | None, no_
     else:
         from .dashboard.report import report_html
 
-        Path("linkroof-report.html").write_text(report_html(profile))
+        try:
+            Path("linkroof-report.html").write_text(report_html(profile))
+        except OSError as e:
+            saved = f"profile {profile.id} is saved; " if saved_to else ""
+            raise UserError(f"cannot write linkroof-report.html in this folder ({e.strerror or e}); {saved}"
+                            "`linkroof report --out PATH` writes the report elsewhere") from None
         click.echo("Wrote linkroof-report.html (open it in a browser; `linkroof dashboard` serves the same live).",
                    err=True)
 
@@ -271,7 +285,7 @@ def _deliver(ctx: click.Context, profile: Any, out: str | None, no_save: bool, a
     from .schema import dumps
 
     if out:
-        Path(out).write_text(dumps(profile) + "\n")
+        _write(out, dumps(profile) + "\n")
         click.echo(f"Wrote {out}", err=True)
     if not no_save:
         with _store(ctx) as store:
@@ -370,6 +384,8 @@ def roofline(ctx: click.Context, which: str | None, workload: str | None, time_:
             seconds = parse_time(time_)
         except ValueError as e:
             raise click.BadParameter(str(e), param_hint="--time") from None
+        if not seconds > 0:
+            raise click.BadParameter(f"{time_!r}: a measured time must be more than zero", param_hint="--time")
         wl = load_toml(workload)
         placements = [place(wl, seconds, model, "measured"), place(wl, seconds, model, "spec")]
     if plot:
@@ -417,6 +433,8 @@ def advise(ctx: click.Context, size: str, pattern: str, which: str | None, as_js
         nbytes = parse_size(size)
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--size") from None
+    if nbytes <= 0:
+        raise click.BadParameter(f"{size!r}: a message size must be at least 1 byte", param_hint="--size")
     advice = run_advise(_load_profile(ctx, which), nbytes, pattern)
     if as_json:
         import dataclasses
@@ -556,10 +574,13 @@ def report(ctx: click.Context, which: str | None, out: str, images: str | None) 
     from .dashboard.report import write_figure
 
     profile = _load_profile(ctx, which)
-    Path(out).write_text(report_html(profile))
+    _write(out, report_html(profile))
     click.echo(f"Wrote {out} ({Path(out).stat().st_size / 1e6:.1f} MB) for profile {profile.id}", err=True)
     if images:
-        Path(images).mkdir(parents=True, exist_ok=True)
+        try:
+            Path(images).mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise UserError(f"cannot create {images}: {e.strerror or e}") from None
         for title, fig in report_figures(profile):
             write_figure(fig, str(Path(images) / (re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-") + ".svg")))
         click.echo(f"Wrote the figures as SVG to {images}", err=True)
@@ -623,7 +644,7 @@ def runs_export(ctx: click.Context, profile_id: str, out: str | None) -> None:
     with _store(ctx) as store:
         text = dumps(store.get(profile_id))
     if out:
-        Path(out).write_text(text + "\n")
+        _write(out, text + "\n")
         click.echo(f"Wrote {out}", err=True)
     else:
         _echo_json(text)

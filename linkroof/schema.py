@@ -498,13 +498,31 @@ def dumps(obj: Any, indent: int | None = 1) -> str:
     return json.dumps(to_document(obj), indent=indent, allow_nan=False)
 
 
+MAX_DEPTH = 64  # a profile nests about 8 deep; far deeper is not a linkroof document
+
+
 def loads(text: str | bytes, expected: type | None = None) -> Any:
     """Parse a JSON document; `expected` (e.g. Profile) checks the document's type."""
     try:
         data = json.loads(text)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise SchemaError(f"not valid JSON: {e}") from None
+    except RecursionError:
+        raise SchemaError(f"nested more than {MAX_DEPTH} levels deep: not a linkroof document") from None
     return from_document(data, expected)
+
+
+def _depth_ok(value: Any, limit: int = MAX_DEPTH) -> bool:
+    stack = [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if d > limit:
+            return False
+        if isinstance(v, dict):
+            stack.extend((x, d + 1) for x in v.values())
+        elif isinstance(v, list):
+            stack.extend((x, d + 1) for x in v)
+    return True
 
 
 def from_document(data: Any, expected: type | None = None) -> Any:
@@ -516,14 +534,50 @@ def from_document(data: Any, expected: type | None = None) -> Any:
         raise SchemaError(f"schema: unknown document type {data['schema']!r}")
     if expected is not None and cls is not expected:
         raise SchemaError(f"schema: expected linkroof.{expected.__name__}, got {data['schema']}")
+    if not _depth_ok(data):
+        raise SchemaError(f"nested more than {MAX_DEPTH} levels deep: not a linkroof document")
     version = data.get("schema_version")
     if not isinstance(version, int) or isinstance(version, bool):
         raise SchemaError("schema_version: missing or not an integer")
+    if version < 1:
+        raise SchemaError(f"schema_version: {version} is not a version (they start at 1)")
     if version > SCHEMA_VERSION:
         raise SchemaError(
             f"schema_version: {version} is newer than this linkroof understands ({SCHEMA_VERSION}); upgrade linkroof")
     body = {k: v for k, v in data.items() if k not in ("schema", "schema_version")}
     return _decode(cls, body, type_name.lower())
+
+
+def _validate(tp: type, fields: dict[str, Any], path: str) -> None:
+    """Values the types allow but a measurement cannot have."""
+    def bad(name: str, why: str) -> SchemaError:
+        return SchemaError(f"{path}.{name}: {why}, got {_describe(fields[name])}")
+
+    if tp is BenchSpec:
+        for name in ("message_bytes", "repetitions", "concurrency"):
+            if name in fields and fields[name] < 0:
+                raise bad(name, "must not be negative")
+    elif tp is Measurement:
+        times = fields.get("times_s", ())
+        if any(not (t >= 0 and math.isfinite(t)) for t in times):
+            raise bad("times_s", "every time must be a finite number of seconds >= 0")
+        for name in ("bytes_per_rep", "flops_per_rep"):
+            if name in fields and not fields[name] >= 0:
+                raise bad(name, "must not be negative")
+        for k, v in fields.get("reported", {}).items():
+            if not v >= 0:
+                raise SchemaError(f"{path}.reported.{k}: must not be negative, got {_describe(v)}")
+    elif tp is Profile:
+        if not fields["id"].strip():
+            raise bad("id", "must not be empty")
+        try:
+            import datetime as _dt
+
+            _dt.datetime.fromisoformat(fields["created_at"])
+        except ValueError:
+            raise bad("created_at", "expected an ISO 8601 date and time") from None
+    elif tp is Placement and not fields["measured_time_s"] > 0:
+        raise bad("measured_time_s", "must be positive")
 
 
 _HINTS: dict[type, dict[str, Any]] = {}
@@ -557,6 +611,7 @@ def _decode(tp: Any, value: Any, path: str) -> Any:
                 kwargs[f.name] = _decode(_hints(tp)[f.name], value[f.name], f"{path}.{f.name}")
             elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                 raise SchemaError(f"{path}.{f.name}: missing")
+        _validate(tp, kwargs, path)
         return tp(**kwargs)
     if origin in (Union, types.UnionType):
         args = typing.get_args(tp)

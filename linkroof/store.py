@@ -78,19 +78,56 @@ def _gpu_summary(profile: Profile) -> str:
     return ", ".join(f"{n} x {k}" for k, n in names.items())
 
 
+def _damaged(path: Path, e: Exception) -> StoreError:
+    return StoreError(f"the store at {path} is damaged or not a linkroof store ({e}): move it aside "
+                      f"(mv {path} {path}.damaged) and re-import your profiles with `linkroof runs import`, or use "
+                      "another store with --store")
+
+
+def _guarded(method: Any) -> Any:
+    """Store errors a user can meet (a damaged or read-only file) as one clear message."""
+    import functools
+
+    @functools.wraps(method)
+    def call(self: "Store", *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.OperationalError as e:
+            if "readonly" in str(e) or "read-only" in str(e):
+                raise StoreError(f"the store at {self.path} is read-only here: it can be read, not written "
+                                 "(use --store for another one)") from None
+            raise StoreError(f"the store at {self.path}: {e}") from None
+        except sqlite3.DatabaseError as e:
+            raise _damaged(self.path, e) from None
+
+    return call
+
+
 class Store:
-    """Profiles in one SQLite file. Use as a context manager or call close()."""
+    """Profiles in one SQLite file. Use as a context manager or call close(). A store
+    that cannot be written (read-only file or file system) opens read-only."""
 
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path) if path is not None else default_path()
+        self.read_only = False
         try:
+            if self.path.exists() and not (os.access(self.path, os.W_OK) and os.access(self.path.parent, os.W_OK)):
+                self.read_only = True  # immutable: no WAL or shared-memory files next to it
+                self.conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro&immutable=1", uri=True,
+                                            timeout=30, isolation_level=None)
+                self.conn.execute("SELECT COUNT(*) FROM profiles").fetchone()
+                return
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA foreign_keys=ON")
             self.conn.executescript(SCHEMA)
-        except (OSError, sqlite3.Error) as e:
+        except sqlite3.OperationalError as e:
             raise StoreError(f"cannot open the store at {self.path}: {e}") from None
+        except sqlite3.DatabaseError as e:
+            raise _damaged(self.path, e) from None
+        except OSError as e:
+            raise StoreError(f"cannot open the store at {self.path}: {e.strerror or e}") from None
 
     def __enter__(self) -> "Store":
         return self
@@ -103,6 +140,9 @@ class Store:
 
     def put(self, profile: Profile, replace: bool = False) -> str:
         """Save a profile in one transaction; returns its id."""
+        if self.read_only:
+            raise StoreError(f"the store at {self.path} is read-only here: it can be read, not written "
+                             "(use --store for another one)")
         document = dumps(profile, indent=None)
         try:
             self.conn.execute("BEGIN IMMEDIATE")
@@ -122,10 +162,13 @@ class Store:
             self.conn.execute("COMMIT")
         except sqlite3.IntegrityError:
             raise StoreError(f"a profile with id {profile.id} is already in the store") from None
-        except sqlite3.Error as e:
+        except sqlite3.OperationalError as e:
             raise StoreError(f"cannot write to the store at {self.path}: {e}") from None
+        except sqlite3.DatabaseError as e:
+            raise _damaged(self.path, e) from None
         return profile.id
 
+    @_guarded
     def get(self, profile_id: str) -> Profile:
         row = self.conn.execute("SELECT document FROM profiles WHERE id = ?", (profile_id,)).fetchone()
         if row is None:
@@ -138,10 +181,12 @@ class Store:
             raise StoreError(f"no profile {profile_id!r} in the store at {self.path}")
         return loads(row[0], Profile)
 
+    @_guarded
     def latest(self) -> Profile | None:
         row = self.conn.execute("SELECT id FROM profiles ORDER BY created_at DESC, rowid DESC LIMIT 1").fetchone()
         return self.get(row[0]) if row else None
 
+    @_guarded
     def list(self, limit: int = 50, offset: int = 0) -> list[dict[str, Any]]:
         rows = self.conn.execute(
             "SELECT id, created_at, hostname, label, gpus, n_measurements FROM profiles"
@@ -149,15 +194,20 @@ class Store:
         keys = ("id", "created_at", "hostname", "label", "gpus", "measurements")
         return [dict(zip(keys, r)) for r in rows]
 
+    @_guarded
     def count(self) -> int:
         return self.conn.execute("SELECT COUNT(*) FROM profiles").fetchone()[0]
 
+    @_guarded
     def remove(self, profile_id: str) -> None:
+        if self.read_only:
+            raise StoreError(f"the store at {self.path} is read-only here: it can be read, not written")
         full_id = self.get(profile_id).id
         self.conn.execute("BEGIN IMMEDIATE")
         self.conn.execute("DELETE FROM profiles WHERE id = ?", (full_id,))
         self.conn.execute("COMMIT")
 
+    @_guarded
     def measurements(self, mechanism: str | None = None, pattern: str | None = None) -> list[dict[str, Any]]:
         """Index rows over every stored profile (for comparisons across runs)."""
         sql = "SELECT * FROM measurements WHERE 1=1"

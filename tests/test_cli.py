@@ -234,7 +234,7 @@ def test_foreign_file_as_store(runner, tmp_path):
     bad = tmp_path / "notes.txt"
     bad.write_text("this is not a database, just some text " * 100)
     res = runner.invoke(cli, ["--store", str(bad), "runs", "list"])
-    assert res.exit_code == 1 and "cannot open the store" in res.output
+    assert res.exit_code == 1 and "damaged or not a linkroof store" in res.output
     assert bad.read_text().startswith("this is not a database")
 
 

@@ -122,7 +122,7 @@ def test_list_pages_newest_first(tmp_path):
 def test_not_a_database(tmp_path):
     bad = tmp_path / "x.sqlite"
     bad.write_bytes(b"\x00garbage" * 200)
-    with pytest.raises(StoreError, match="cannot open the store"):
+    with pytest.raises(StoreError, match="damaged or not a linkroof store"):
         Store(bad)
     assert bad.read_bytes().startswith(b"\x00garbage")
 

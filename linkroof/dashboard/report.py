@@ -53,12 +53,17 @@ def report_html(profile: Profile) -> str:
 def write_figure(fig: Any, path: str) -> None:
     """HTML always; PNG/SVG/PDF where kaleido is installed (clear error otherwise)."""
     if path.endswith(".html"):
-        fig.write_html(path, include_plotlyjs=True, full_html=True)
+        try:
+            fig.write_html(path, include_plotlyjs=True, full_html=True)
+        except OSError as e:
+            raise LinkroofError(f"cannot write {path}: {e.strerror or e}") from None
         return
     if not path.endswith((".png", ".svg", ".pdf")):
         raise LinkroofError(f"--plot {path}: use .html, .png, .svg or .pdf")
     try:
         fig.write_image(path)
+    except OSError as e:
+        raise LinkroofError(f"cannot write {path}: {e.strerror or e}") from None
     except (ValueError, ImportError, RuntimeError) as e:
         detail = " ".join(str(e).split())[:160]
         raise LinkroofError(f"cannot write {path}: image export needs the kaleido package (pip install 'kaleido>=1'); "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from ..errors import LinkroofError
 from ..schema import Placement, Workload
 from ..units import format_time
 from .model import MachineModel
@@ -15,6 +16,10 @@ from .model import MachineModel
 # + all-reduce move C [m, n] whatever k is)
 OVERLAP_DIMENSION = {"template:allgather_gemm": "n", "template:gemm_reduce_scatter": "k",
                      "template:gemm_all_reduce": "k"}
+
+
+class PlacementError(LinkroofError, ValueError):
+    """A workload cannot be placed (nothing to bound, or no measured time)."""
 
 
 def place(workload: Workload, measured_time_s: float, model: MachineModel, kind: str = "measured",
@@ -47,9 +52,9 @@ def place(workload: Workload, measured_time_s: float, model: MachineModel, kind:
             continue
         terms[f"link:{link}"] = nbytes / got[0]
     if not terms:
-        raise ValueError(f"workload {workload.name!r}: nothing to bound (no FLOPs, bytes or known ceilings)")
-    if measured_time_s <= 0:
-        raise ValueError("measured time must be positive")
+        raise PlacementError(f"workload {workload.name!r}: nothing to bound (no FLOPs, bytes or known ceilings)")
+    if not measured_time_s > 0:
+        raise PlacementError("measured time must be positive")
     limiter = max(terms, key=terms.get)
     bound = terms[limiter]
     if bound > measured_time_s * 1.0001:

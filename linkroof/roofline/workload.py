@@ -112,21 +112,25 @@ TEMPLATES = {
 }
 
 
-def _number(table: dict[str, Any], key: str, where: str, integer: bool = False) -> Any:
+def _number(table: dict[str, Any], key: str, where: str, integer: bool = False, positive: bool = False) -> Any:
     value = table.get(key)
     ok = isinstance(value, int) if integer else isinstance(value, (int, float))
-    if isinstance(value, bool) or not ok:
+    if isinstance(value, bool) or not ok or value != value:
         kind = "an integer" if integer else "a number"
         raise WorkloadError(f"{where}.{key}: expected {kind}, got {value!r}")
     if value < 0:
         raise WorkloadError(f"{where}.{key}: must not be negative, got {value!r}")
+    if positive and value == 0:
+        raise WorkloadError(f"{where}.{key}: must be at least 1, got 0")
     return value
 
 
 def from_dict(doc: dict[str, Any], where: str = "workload") -> Workload:
     """A workload from a TOML-shaped dict: either a `template` with its parameters, a
     `collective` with size and ranks, or explicit flops / hbm_bytes / link_bytes."""
-    w = doc.get("workload", doc)
+    if "workload" not in doc:
+        raise WorkloadError(f"{where}: no [workload] table (see examples/*.toml)")
+    w = doc["workload"]
     if not isinstance(w, dict):
         raise WorkloadError(f"{where}: expected a [workload] table")
     known_keys = {"name", "template", "collective", "size_bytes", "ranks", "flops", "hbm_bytes", "link_bytes",
@@ -145,14 +149,14 @@ def from_dict(doc: dict[str, Any], where: str = "workload") -> Workload:
         for p in params:
             if p not in w:
                 raise WorkloadError(f"{where}.{p}: missing (template {name} needs {', '.join(params)})")
-            kwargs[p] = w[p] if p == "dtype" else _number(w, p, where, integer=True)
+            kwargs[p] = w[p] if p == "dtype" else _number(w, p, where, integer=True, positive=True)
         if "causal" in w and name == "ring_attention":
             kwargs["causal"] = bool(w["causal"])
         wl = fn(**kwargs, link=link)
         return wl if "name" not in w else dataclasses.replace(wl, name=str(w["name"]))
     if "collective" in w:
-        return collective(str(w["collective"]), _number(w, "size_bytes", where, True),
-                          _number(w, "ranks", where, True), link)
+        return collective(str(w["collective"]), _number(w, "size_bytes", where, True, positive=True),
+                          _number(w, "ranks", where, True, positive=True), link)
     flops = w.get("flops", {})
     if not isinstance(flops, dict):
         raise WorkloadError(f"{where}.flops: expected a table of data type = FLOPs")
@@ -167,11 +171,14 @@ def from_dict(doc: dict[str, Any], where: str = "workload") -> Workload:
         if cls not in ("nvlink", "pcie_peer", "host", "network"):
             raise WorkloadError(f"{where}.link_bytes.{cls}: unknown link class (nvlink, pcie_peer, host, network)")
         _number(links, cls, f"{where}.link_bytes")
+    if not (any(flops.values()) or w.get("hbm_bytes") or any(links.values())):
+        raise WorkloadError(f"{where}: nothing to bound: give a template, a collective, or flops / hbm_bytes / "
+                            "link_bytes (see examples/*.toml)")
     return Workload(name=str(w.get("name", "workload")), flops={k: float(v) for k, v in flops.items()},
                     hbm_bytes=float(_number(w, "hbm_bytes", where)) if "hbm_bytes" in w else 0.0,
                     link_bytes={k: float(v) for k, v in links.items()},
                     message_bytes=_number(w, "message_bytes", where, True) if "message_bytes" in w else None,
-                    ranks=_number(w, "ranks", where, True) if "ranks" in w else 1,
+                    ranks=_number(w, "ranks", where, True, positive=True) if "ranks" in w else 1,
                     pattern=str(w.get("pattern", "")), source="user")
 
 
@@ -185,6 +192,8 @@ def load_toml(path: str | Path) -> Workload:
         doc = tomllib.loads(p.read_text())
     except OSError as e:
         raise WorkloadError(f"cannot read {p}: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise WorkloadError(f"{p}: not a text file (a workload is TOML)") from None
     except tomllib.TOMLDecodeError as e:
         raise WorkloadError(f"{p}: not valid TOML ({e})") from None
     try:

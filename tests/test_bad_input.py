@@ -1,0 +1,209 @@
+"""Bad input, every class a user has met: each case gets one clear line on stderr, a
+non-zero exit and no traceback (the runner re-raises anything unhandled), and nothing
+half-written. A fuzz test mutates profile JSON through `runs import` and the
+dashboard's upload."""
+
+import errno
+import json
+import sqlite3
+from pathlib import Path
+
+import factories
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from linkroof.cli import cli
+from linkroof.schema import dumps
+from linkroof.store import Store
+
+BUNDLED = Path(__file__).parent.parent / "linkroof" / "data" / "h200x2.profile.json"
+
+
+def _profile_doc() -> dict:
+    return json.loads(dumps(factories.profile([factories.measurement()], label="small")))
+
+
+def _file(tmp_path, name, content):
+    path = tmp_path / name
+    path.write_bytes(content) if isinstance(content, bytes) else path.write_text(content)
+    return str(path)
+
+
+def _doc_with(tmp_path, change):
+    doc = _profile_doc()
+    change(doc)
+    return _file(tmp_path, "p.json", json.dumps(doc))
+
+
+def _read_only_fs(monkeypatch, name):
+    """Writing `name` fails as on a read-only file system."""
+    real = Path.write_text
+
+    def write_text(self, *a, **k):
+        if self.name == name:
+            raise OSError(errno.EROFS, "Read-only file system", str(self))
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(Path, "write_text", write_text)
+
+
+def _damaged_store(tmp_path):
+    path = tmp_path / "d.sqlite"
+    with Store(path) as s:
+        for i in range(3):
+            s.put(factories.profile([factories.measurement()] * 50, label=f"p{i}"))
+        s.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    data = bytearray(path.read_bytes())
+    data[4096:4096 * 3] = b"\xff" * (4096 * 2)  # pages 2 and 3: the tables' b-trees
+    path.write_bytes(bytes(data))
+    return str(path)
+
+
+TOML = '[workload]\ntemplate = "allgather_gemm"\nm = {m}\nn = {m}\nk = {m}\ndtype = "bf16"\nranks = {r}\n'
+
+# (case, build(tmp_path, monkeypatch) -> argv, fragment of the message)
+CASES = [
+    ("report into a missing folder", lambda t, mp: ["report", "--profile", "reference", "--out",
+                                                     str(t / "no" / "r.html")], "cannot write"),
+    ("roofline --plot into a missing folder", lambda t, mp: ["roofline", "--profile", "reference", "--plot",
+                                                             str(t / "no" / "r.html")], "cannot write"),
+    ("report on a read-only file system", lambda t, mp: (_read_only_fs(mp, "r.html"),
+                                                         ["report", "--profile", "reference", "--out",
+                                                          str(t / "r.html")])[1], "Read-only file system"),
+    ("runs export on a read-only file system", lambda t, mp: (
+        CliRunner().invoke(cli, ["--store", str(t / "s.sqlite"), "runs", "import", str(BUNDLED)]),
+        _read_only_fs(mp, "e.json"),
+        ["runs", "export", "20261129", "-o", str(t / "e.json")])[2], "Read-only file system"),
+    ("run in a read-only working folder", lambda t, mp: (_read_only_fs(mp, "linkroof-report.html"),
+                                                         ["run", "--no-dashboard"])[1], "linkroof report --out"),
+    ("workload with ranks = 0", lambda t, mp: ["roofline", "--profile", "reference", "--workload",
+                                               _file(t, "w.toml", TOML.format(m=1024, r=0)), "--time", "1ms"],
+     "workload.ranks: must be at least 1"),
+    ("workload with m = n = k = 0", lambda t, mp: ["roofline", "--profile", "reference", "--workload",
+                                                   _file(t, "w.toml", TOML.format(m=0, r=2)), "--time", "1ms"],
+     "workload.m: must be at least 1"),
+    ("empty [workload]", lambda t, mp: ["roofline", "--profile", "reference", "--workload",
+                                        _file(t, "w.toml", "[workload]\n"), "--time", "1ms"], "nothing to bound"),
+    ("no [workload] table", lambda t, mp: ["roofline", "--profile", "reference", "--workload",
+                                           _file(t, "w.toml", 'name = "x"\n'), "--time", "1ms"],
+     "no [workload] table"),
+    ("a binary workload file", lambda t, mp: ["roofline", "--profile", "reference", "--workload",
+                                              _file(t, "w.toml", bytes(range(256)) * 4), "--time", "1ms"],
+     "not a text file"),
+    ("--time 0", lambda t, mp: ["roofline", "--profile", "reference", "--workload",
+                                _file(t, "w.toml", TOML.format(m=1024, r=2)), "--time", "0"], "more than zero"),
+    ("a store with damaged pages", lambda t, mp: ["--store", _damaged_store(t), "runs", "list"],
+     "damaged or not a linkroof store"),
+    ("deeply nested JSON", lambda t, mp: ["runs", "import", _file(t, "p.json", "[" * 100000 + "]" * 100000)],
+     "nested"),
+    ("a nested document below the JSON limit", lambda t, mp: ["runs", "import", _doc_with(
+        t, lambda d: d.__setitem__("notes", [json.loads("[" * 200 + "]" * 200)]))], "nested"),
+    ("schema_version 0", lambda t, mp: ["runs", "import", _doc_with(t, lambda d: d.__setitem__("schema_version", 0))],
+     "schema_version: 0 is not a version"),
+    ("schema_version -1", lambda t, mp: ["runs", "import",
+                                         _doc_with(t, lambda d: d.__setitem__("schema_version", -1))],
+     "schema_version: -1 is not a version"),
+    ("a negative time", lambda t, mp: ["runs", "import", _doc_with(
+        t, lambda d: d["measurements"][0].__setitem__("times_s", [-1.0, 1e-3]))], "times_s: every time"),
+    ("a negative byte count", lambda t, mp: ["runs", "import", _doc_with(
+        t, lambda d: d["measurements"][0].__setitem__("bytes_per_rep", -5))], "bytes_per_rep: must not be negative"),
+    ("a negative message size", lambda t, mp: ["runs", "import", _doc_with(
+        t, lambda d: d["measurements"][0]["spec"].__setitem__("message_bytes", -1))], "message_bytes"),
+    ("an empty id", lambda t, mp: ["runs", "import", _doc_with(t, lambda d: d.__setitem__("id", " "))],
+     "id: must not be empty"),
+    ("created_at that is not a date", lambda t, mp: ["runs", "import", _doc_with(
+        t, lambda d: d.__setitem__("created_at", "not a date"))], "created_at: expected an ISO 8601"),
+    ("advise --size 0", lambda t, mp: ["advise", "--size", "0", "--profile", "reference"], "at least 1 byte"),
+]
+
+
+@pytest.mark.parametrize("case, build, fragment", CASES, ids=[c[0] for c in CASES])
+def test_bad_input_gets_one_clear_line(tmp_path, monkeypatch, no_gpu, case, build, fragment):
+    monkeypatch.chdir(tmp_path)
+    argv = build(tmp_path, monkeypatch)
+    if argv[0] != "--store":
+        argv = ["--store", str(tmp_path / "s.sqlite"), *argv]
+    res = CliRunner().invoke(cli, argv, catch_exceptions=False)
+    assert res.exit_code != 0, res.output
+    assert fragment in res.output, res.output
+    assert "Traceback" not in res.output
+
+
+def test_a_read_only_store_can_still_be_read(tmp_path, monkeypatch):
+    path = tmp_path / "s.sqlite"
+    with Store(path) as s:
+        pid = s.put(factories.profile(label="kept"))
+    import os
+
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode: False if mode == os.W_OK else real(p, mode))
+    runner = CliRunner()
+    listed = runner.invoke(cli, ["--store", str(path), "runs", "list", "--json"], catch_exceptions=False)
+    assert listed.exit_code == 0 and json.loads(listed.stdout)["profiles"][0]["id"] == pid
+    res = runner.invoke(cli, ["--store", str(path), "runs", "import", str(BUNDLED)], catch_exceptions=False)
+    assert res.exit_code == 1 and "read-only" in res.output
+
+
+def _mutations():
+    leaf = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.floats(allow_nan=False),
+                     st.text(max_size=8), st.just({"unknown": "x"}), st.lists(st.integers(), max_size=3))
+    return st.lists(st.tuples(st.sampled_from(["set", "delete"]), st.integers(0, 10**6), leaf), min_size=1,
+                    max_size=4)
+
+
+def _paths(doc, prefix=()):
+    out = [prefix]
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            out += _paths(v, prefix + (k,))
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc[:3]):
+            out += _paths(v, prefix + (i,))
+    return out
+
+
+def _mutate(doc, mutations):
+    for op, pick, value in mutations:
+        paths = [p for p in _paths(doc) if p]
+        path = paths[pick % len(paths)]
+        parent = doc
+        for k in path[:-1]:
+            parent = parent[k]
+        if op == "delete" and isinstance(parent, dict):
+            del parent[path[-1]]
+        else:
+            parent[path[-1]] = value
+    return doc
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(mutations=_mutations())
+def test_fuzzed_profiles_never_crash_and_never_half_write(tmp_path, mutations):
+    import base64
+
+    from linkroof.dashboard import app as A
+
+    doc = _mutate(_profile_doc(), mutations)
+    text = json.dumps(doc)
+    store = tmp_path / "fuzz.sqlite"
+    with Store(store) as s:
+        before = s.count()
+    f = tmp_path / "p.json"
+    f.write_text(text)
+    res = CliRunner().invoke(cli, ["--store", str(store), "runs", "import", "--replace", str(f)],
+                             catch_exceptions=False)
+    assert res.exit_code in (0, 1) and "Traceback" not in res.output
+    with Store(store) as s:
+        after = s.count()
+        assert after == before + (res.exit_code == 0) or (res.exit_code == 0 and after == before)
+        if res.exit_code == 0:  # what was stored reads back and renders
+            shown = CliRunner().invoke(cli, ["--store", str(store), "runs", "show", doc["id"]],
+                                       catch_exceptions=False)
+            assert shown.exit_code == 0, shown.output
+    data = A.Data(str(store))
+    msg = A.upload("data:application/json;base64," + base64.b64encode(text.encode()).decode(), "p.json", data)
+    assert msg is not None
+    with sqlite3.connect(store) as c:
+        assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
