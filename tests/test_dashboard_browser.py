@@ -34,21 +34,26 @@ def _need_browser():
         pytest.skip(f"{missing} not installed: browser tests skipped (apt-get install chromium; pip install playwright)")
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    _need_browser()
+def _serve(app):
+    """Serve a Dash app on a free loopback port; returns (base URL, stop)."""
     from werkzeug.serving import make_server
 
-    store = tmp_path_factory.mktemp("store") / "s.sqlite"
-    app = A.create_app(str(store))
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     srv = make_server("127.0.0.1", port, app.server, threaded=True)
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
-    t.start()
-    yield f"http://127.0.0.1:{port}", app
-    srv.shutdown()
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{port}", srv.shutdown
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    _need_browser()
+    store = tmp_path_factory.mktemp("store") / "s.sqlite"
+    app = A.create_app(str(store))
+    base, stop = _serve(app)
+    yield base, app
+    stop()
 
 
 @pytest.fixture(scope="module")
@@ -134,3 +139,49 @@ def test_runs_comparison_and_refused_upload(server, browser, tmp_path):
                            timeout=10000)
     assert not errors, errors
     page.close()
+
+
+HOSTILE = '<img src=x onerror="window.__pwned=(window.__pwned||0)+1"><script>window.__pwned=99</script>'
+
+
+def _hostile_profile():
+    import dataclasses
+
+    ref = bundled_profile()
+    topo = ref.topology
+    topo = dataclasses.replace(topo, host=dataclasses.replace(topo.host, hostname="host" + HOSTILE),
+                               notes=topo.notes + ("a note below " + HOSTILE,))
+    return dataclasses.replace(ref, id="hostile-1", label="label" + HOSTILE, topologies=(topo,),
+                               notes=ref.notes + ("note" + HOSTILE,))
+
+
+def test_injected_html_never_runs_in_the_report(browser, tmp_path):
+    from linkroof.dashboard.report import report_html
+
+    path = tmp_path / "hostile.html"
+    path.write_text(report_html(_hostile_profile()))
+    page, errors = open_page(browser, path.as_uri())
+    page.wait_for_function("document.querySelectorAll('.js-plotly-plot').length > 3", timeout=20000)
+    page.wait_for_timeout(500)
+    assert page.evaluate("window.__pwned === undefined")
+    assert "<img src=x" in page.inner_text("body")  # shown as text, not run
+    page.close()
+
+
+def test_injected_html_never_runs_in_the_dashboard(browser, tmp_path):
+    """Every page, with the hostile profile shown, and the runs comparison listing it."""
+    app = A.create_app(str(tmp_path / "s.sqlite"), _hostile_profile())
+    with app.linkroof_data.store() as s:
+        s.put(_hostile_profile())
+    base, stop = _serve(app)
+    try:
+        for path, _ in A.PAGES:
+            page, errors = open_page(browser, base + path)
+            page.wait_for_selector("#page-content > div", timeout=20000)
+            page.wait_for_timeout(700)
+            assert page.evaluate("window.__pwned === undefined"), path
+            if path == "/":
+                assert "<img src=x" in page.inner_text("#page-content")  # shown as text
+            page.close()
+    finally:
+        stop()
