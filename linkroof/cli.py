@@ -586,6 +586,119 @@ def report(ctx: click.Context, which: str | None, out: str, images: str | None) 
         click.echo(f"Wrote the figures as SVG to {images}", err=True)
 
 
+def _minimums_file(path: str) -> list[dict[str, Any]] | None:
+    """A file of minimum figures ([[minimum]] tables in TOML, or {"minimum": [...]} in
+    JSON), or None when the file is something else (a profile)."""
+    import json
+
+    p = Path(path)
+    if not p.is_file():
+        return None
+    text = p.read_text(errors="replace")
+    doc: Any = None
+    if p.suffix == ".toml":
+        import tomllib
+
+        try:
+            doc = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise UserError(f"{path}: not valid TOML ({e})") from None
+    else:
+        try:
+            doc = json.loads(text)
+        except (json.JSONDecodeError, RecursionError):
+            return None
+    if isinstance(doc, dict) and "minimum" in doc:
+        if not isinstance(doc["minimum"], list):
+            raise UserError(f"{path}: minimum must be a list of entries")
+        return doc["minimum"]
+    return None
+
+
+@cli.command()
+@click.option("--baseline", metavar="ID|FILE|reference",
+              help="What to hold the profile to: a profile (id, file or 'reference'), or a file of minimum figures "
+                   "([[minimum]] entries with name, optional mechanism / pattern / devices / message_bytes / dtype, "
+                   "and min in bytes/s or FLOP/s, or max_s for a time).")
+@click.option("--profile", "which", metavar="ID|FILE|reference",
+              help="The profile to check (default: a fresh quick run where a GPU and CuPy are here, else the "
+                   "newest stored).")
+@click.option("--threshold", default="5%", show_default=True,
+              help="How much worse than the baseline a figure may be.")
+@click.option("--min-spec", metavar="PERCENT", help="Also require each headline figure to reach this share of spec, "
+              "e.g. 80%.")
+@click.option("--junit", type=click.Path(dir_okay=False), help="Also write the checks as JUnit XML here.")
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.pass_context
+def check(ctx: click.Context, baseline: str | None, which: str | None, threshold: str, min_spec: str | None,
+          junit: str | None, as_json: bool) -> None:
+    """A health gate for CI and fleets: compare a profile with a baseline figure by
+    figure (matched on benchmark, mechanism, pattern, GPUs, size and parameters), and
+    the topology a node must keep (GPUs, active NVLinks, PCIe generation and width).
+    Exits 1 when any check fails: a degraded or down NVLink, PCIe trained at a lower
+    generation, a slow GEMM."""
+    from .roofline import gate
+
+    if baseline is None and min_spec is None:
+        raise click.UsageError("give --baseline (a profile or a file of minimum figures) and/or --min-spec")
+    try:
+        limit = gate.parse_percent(threshold)
+        spec_share = gate.parse_percent(min_spec) if min_spec else None
+    except gate.GateError as e:
+        raise click.BadParameter(str(e)) from None
+    profile = _check_subject(ctx, which)
+    report = gate.GateReport()
+    if baseline is not None:
+        minimums = _minimums_file(baseline)
+        if minimums is not None:
+            report = gate.against_minimums(profile, minimums)
+        else:
+            base = _load_profile(ctx, baseline)
+            if base.id == profile.id and which is None:
+                click.echo(f"Note: checking profile {profile.id} against itself.", err=True)
+            report = gate.against_baseline(profile, base, limit)
+    if spec_share is not None:
+        report.checks += gate.against_spec(profile, spec_share).checks
+    if junit:
+        _write(junit, gate.junit_xml(report))
+    if as_json:
+        import dataclasses
+        import json
+
+        _echo_json(json.dumps({"profile": profile.id, "passed": report.passed, "not_compared": report.not_compared,
+                               "checks": [dataclasses.asdict(c) for c in report.checks]}, indent=1))
+    else:
+        from .render import gate_table
+
+        _console().print(gate_table(report, profile))
+    if not report.checks:
+        raise UserError("nothing was compared: the profile and the baseline share no figure")
+    if not report.passed:
+        raise UserError(f"{len(report.failed)} of {len(report.checks)} checks failed", exit_code=1)
+
+
+def _check_subject(ctx: click.Context, which: str | None) -> Any:
+    """The profile `check` looks at: the one named, else a fresh quick run where a GPU
+    and CuPy are here (saved), else the newest stored."""
+    if which is not None:
+        return _load_profile(ctx, which)
+    from .errors import NoGpuError
+
+    try:
+        from .microbench.cuda import CudaUnavailable
+        from .profiler import bench as api
+
+        plan, topology = api.plan_for(suite="quick")
+        click.echo("Running the quick suite to check ...", err=True)
+        profile = api.run(plan, topology, label="check:quick", progress=sys.stderr.isatty())
+        with _store(ctx) as store:
+            store.put(profile)
+        return profile
+    except (NoGpuError, CudaUnavailable) as e:
+        click.echo(f"Not measuring here ({e}); checking the newest stored profile.", err=True)
+        return _load_profile(ctx, None)
+
+
 @cli.group(cls=Group)
 def runs() -> None:
     """Manage the profiles saved in the store (list, show, export, import, rm)."""
@@ -631,6 +744,35 @@ def runs_show(ctx: click.Context, profile_id: str, as_json: bool) -> None:
     from .render import profile_summary
 
     _console().print(profile_summary(profile))
+
+
+@runs.command("diff")
+@click.argument("profile_a")
+@click.argument("profile_b")
+@click.option("--noise", default="2%", show_default=True,
+              help="Changes smaller than this (or than 3x either run's CV) are noise.")
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.pass_context
+def runs_diff(ctx: click.Context, profile_a: str, profile_b: str, noise: str, as_json: bool) -> None:
+    """Figures of two profiles (ids, files or 'reference') that changed beyond the noise,
+    matched on the full benchmark key; the same either way round."""
+    from .roofline.gate import GateError, parse_percent
+    from .roofline.summaries import compare_profiles
+
+    try:
+        share = parse_percent(noise)
+    except GateError as e:
+        raise click.BadParameter(str(e), param_hint="--noise") from None
+    a, b = _load_profile(ctx, profile_a), _load_profile(ctx, profile_b)
+    rows = compare_profiles(a, b, share)
+    if as_json:
+        import json
+
+        _echo_json(json.dumps({"a": a.id, "b": b.id, "changed": rows}, indent=1))
+        return
+    from .render import diff_table
+
+    _console().print(diff_table(rows, a, b))
 
 
 @runs.command("export")

@@ -70,7 +70,7 @@ def nics_table(topo: Topology) -> Table:
     for col in ("NIC", "Name", "Kind", "Link layer", "Rate", "State", "Bus ID", "Nearest GPU"):
         t.add_column(col)
     for i, nic in enumerate(topo.nics):
-        nearest = (f"GPU{nic.nearest_gpu} ({nic.gpu_levels[nic.nearest_gpu]})" if known(nic.nearest_gpu) else "N/A")
+        nearest = f"GPU{nic.nearest_gpu} ({nic.level_to(nic.nearest_gpu)})" if known(nic.nearest_gpu) else "N/A"
         t.add_row(f"NIC{i}", nic.name, nic.kind, show(nic.link_layer), _rate(nic.rate_bytes_per_s), show(nic.state),
                   show(nic.pci_bus_id), nearest)
     return t
@@ -252,3 +252,29 @@ def advice_view(advice: Any) -> Group:
         parts.append(Text(f"Fastest: {advice.fastest.mechanism}{margin}.", style="bold"))
     parts += [Text(n, style="yellow") for n in advice.notes]
     return Group(*parts)
+
+
+def gate_table(report: Any, profile: Profile) -> Group:
+    """`linkroof check`: every check, failures first."""
+    t = Table(title=f"linkroof check  profile {profile.id}", title_justify="left")
+    for col in ("Check", "Kind", "Expected", "Got", "Ratio", "Verdict"):
+        t.add_column(col)
+    for c in sorted(report.checks, key=lambda c: (c.passed, c.kind, c.name)):
+        t.add_row(c.name, c.kind, c.expected, c.got, f"{c.ratio:.3f}" if c.ratio is not None else "",
+                  Text("ok", style="green") if c.passed else Text(f"FAIL {c.detail}".strip(), style="bold red"))
+    verdict = (Text(f"{len(report.checks) - len(report.failed)} of {len(report.checks)} checks passed"
+                    + (f"; {report.not_compared} figures had no counterpart in the baseline" if report.not_compared
+                       else ""), style="bold green" if report.passed else "bold red"))
+    return Group(t, verdict)
+
+
+def diff_table(rows: list[dict[str, Any]], a: Profile, b: Profile) -> Group:
+    """`linkroof runs diff`: what changed beyond the noise."""
+    if not rows:
+        return Group(Text(f"No figure changed beyond the noise between {a.id} and {b.id}."))
+    t = Table(title=f"{a.id} -> {b.id}: {len(rows)} figures changed beyond the noise", title_justify="left")
+    for col in ("Figure", "Before", "After", "Change"):
+        t.add_column(col)
+    for r in rows:
+        t.add_row(r["figure"], r["before"], r["after"], f"{r['change_percent']:+.2f} %")
+    return Group(t)

@@ -156,6 +156,10 @@ class Nic:
     gpu_levels: tuple[str, ...] = ()  # level to each GPU, by GPU index (topo -m NIC column)
     nic_levels: tuple[str, ...] = ()  # level to each NIC of the topology, by NIC position
 
+    def level_to(self, gpu: int) -> str:
+        """The PCIe level between this NIC and GPU `gpu`; '?' where not known."""
+        return self.gpu_levels[gpu] if 0 <= gpu < len(self.gpu_levels) else "?"
+
 
 @dataclass(frozen=True)
 class Ceiling:

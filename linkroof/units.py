@@ -96,8 +96,8 @@ def format_value(value: float, unit: str) -> str:
     """A figure in its unit ('B/s', 'FLOP/s' or 's'), through the formatter of that unit."""
     if unit == "FLOP/s":
         return format_flops(value)
-    if unit == "B/s":
-        return format_rate(value)
+    if unit == "B/s":  # small messages move well under 1 GB/s: keep three significant digits there
+        return format_rate(value) if value >= 10e9 else format_rate(value, significant=3)
     if unit == "s":
         return format_time(value)
     raise ValueError(f"no formatter for unit {unit!r}")

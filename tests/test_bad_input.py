@@ -178,7 +178,7 @@ def _mutate(doc, mutations):
     return doc
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=int(__import__("os").environ.get("LINKROOF_FUZZ_EXAMPLES", 60)), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(mutations=_mutations())
 def test_fuzzed_profiles_never_crash_and_never_half_write(tmp_path, mutations):
     import base64
@@ -198,10 +198,13 @@ def test_fuzzed_profiles_never_crash_and_never_half_write(tmp_path, mutations):
     with Store(store) as s:
         after = s.count()
         assert after == before + (res.exit_code == 0) or (res.exit_code == 0 and after == before)
-        if res.exit_code == 0:  # what was stored reads back and renders
+        if res.exit_code == 0:  # what was stored reads back and renders, in the terminal and on every page
             shown = CliRunner().invoke(cli, ["--store", str(store), "runs", "show", doc["id"]],
                                        catch_exceptions=False)
             assert shown.exit_code == 0, shown.output
+            pages = A.Data(str(store))
+            for path, _ in A.PAGES:
+                A.render_page(path, doc["id"], pages)
     data = A.Data(str(store))
     msg = A.upload("data:application/json;base64," + base64.b64encode(text.encode()).decode(), "p.json", data)
     assert msg is not None

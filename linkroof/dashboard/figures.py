@@ -231,7 +231,7 @@ def topology_figure(topo, profile=None) -> go.Figure:
         kinds.append("NIC")
         custom.append(f"nic:{i}")
         if near is not None:
-            sx, sy = switch_of.get(near, (gx[near], 0)) if nic.gpu_levels[near] == "PIX" else (gx[near], 0)
+            sx, sy = switch_of.get(near, (gx[near], 0)) if nic.level_to(near) == "PIX" else (gx[near], 0)
             edge("NIC to nearest GPU", x + 0.3, -1.15, sx, sy, 1.0)
     fig = go.Figure()
     styles = {"NVLink": "#76b900", "PCIe": "#1f77b4", "NIC": "#9467bd"}

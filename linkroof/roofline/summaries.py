@@ -37,12 +37,12 @@ def topo_matrix(topo: Topology) -> str:
         for other in gpus:
             cells.append("X" if other.index == g.index else _pair_cell(topo, g.index, other.index))
         for nic in nics:
-            cells.append(nic.gpu_levels[g.index] if g.index < len(nic.gpu_levels) else "?")
+            cells.append(nic.level_to(g.index))
         cells += [show(g.cpu_affinity), show(g.numa_affinity), show(g.gpu_numa_id)]
         rows.append(cells)
     for i, nic in enumerate(nics):
         cells = [f"NIC{i}"]
-        cells += [nic.gpu_levels[g.index] if g.index < len(nic.gpu_levels) else "?" for g in gpus]
+        cells += [nic.level_to(g.index) for g in gpus]
         cells += ["X" if j == i else (nic.nic_levels[k] if k < len(nic.nic_levels) else "?") for j, k in enumerate(rdma)]
         cells += ["", "", ""]
         rows.append(cells)

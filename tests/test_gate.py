@@ -1,0 +1,106 @@
+"""`linkroof check` (the health gate) and `linkroof runs diff`."""
+
+import dataclasses
+import json
+import xml.etree.ElementTree as ET
+
+import factories
+import pytest
+from click.testing import CliRunner
+
+from linkroof.cli import cli
+from linkroof.profiler.session import bundled_profile
+from linkroof.roofline import gate
+from linkroof.roofline.summaries import compare_profiles
+from linkroof.schema import dumps
+
+REF = bundled_profile()
+
+
+def scaled(profile, factor, pred):
+    """The profile with the figures matching `pred` `factor` times faster."""
+    ms = [dataclasses.replace(m, times_s=tuple(t / factor for t in m.times_s)) if pred(m) else m
+          for m in profile.measurements]
+    return dataclasses.replace(profile, id=profile.id + "-x", measurements=tuple(ms))
+
+
+def nvlink_ce(m):
+    return m.spec.mechanism == "ce" and m.spec.name in ("p2p_read_bandwidth", "p2p_write_bandwidth")
+
+
+def run(tmp_path, *args):
+    return CliRunner().invoke(cli, ["--store", str(tmp_path / "s.sqlite"), *args], catch_exceptions=False)
+
+
+def test_check_passes_against_itself_and_fails_against_a_faster_baseline(tmp_path):
+    ok = run(tmp_path, "check", "--baseline", "reference", "--profile", "reference", "--junit", str(tmp_path / "a.xml"))
+    assert ok.exit_code == 0, ok.output
+    faster = tmp_path / "faster.json"
+    faster.write_text(dumps(scaled(REF, 1.2, nvlink_ce)))  # the baseline's NVLink 20 % higher
+    bad = run(tmp_path, "check", "--baseline", str(faster), "--profile", "reference", "--junit",
+              str(tmp_path / "b.xml"), "--json")
+    assert bad.exit_code == 1
+    doc = json.loads(bad.stdout[:bad.stdout.rindex("}") + 1])
+    failed = [c for c in doc["checks"] if not c["passed"]]
+    assert failed and all(c["name"].startswith(("p2p_read_bandwidth ce", "p2p_write_bandwidth ce")) for c in failed)
+    assert all(c["ratio"] == pytest.approx(1 / 1.2, rel=1e-6) for c in failed)
+    suite = ET.parse(tmp_path / "b.xml").getroot()
+    assert int(suite.get("failures")) == len(failed) and int(suite.get("tests")) == len(doc["checks"])
+    assert ET.parse(tmp_path / "a.xml").getroot().get("failures") == "0"
+
+
+def test_a_small_drop_within_the_threshold_passes():
+    slower = scaled(REF, 1 / 1.03, nvlink_ce)  # 3 % slower
+    assert gate.against_baseline(slower, REF, 0.05).passed
+    assert not gate.against_baseline(slower, REF, 0.02).passed
+
+
+def test_topology_a_link_down_and_pcie_at_gen4_fail():
+    topo = REF.topology
+    g0 = topo.gpus[0]
+    links = tuple(dataclasses.replace(n, active=False) if n.index == 0 else n for n in g0.nvlinks)
+    g0 = dataclasses.replace(g0, nvlinks=links, pcie_gen_max=4)
+    degraded = dataclasses.replace(REF, topologies=(dataclasses.replace(topo, gpus=(g0,) + topo.gpus[1:]),))
+    failed = {c.name: c for c in gate.against_baseline(degraded, REF).failed}
+    assert set(failed) == {"GPU0 active NVLinks", "GPU0 PCIe generation"}
+    assert failed["GPU0 active NVLinks"].detail == "1 NVLinks down"
+
+
+def test_minimum_figures_and_spec_share(tmp_path):
+    mins = tmp_path / "min.toml"
+    mins.write_text('[[minimum]]\nname = "p2p_write_bandwidth"\nmechanism = "ce"\nmin = 390e9\n'
+                    '[[minimum]]\nname = "gemm_throughput"\ndtype = "fp16"\nmin = 900e12\n'
+                    '[[minimum]]\nname = "pointer_chase_latency"\npattern = "peer"\nmax_s = 1e-6\n')
+    res = run(tmp_path, "check", "--baseline", str(mins), "--profile", "reference", "--json")
+    doc = json.loads(res.stdout[:res.stdout.rindex("}") + 1])
+    failed = [c["name"] for c in doc["checks"] if not c["passed"]]
+    assert res.exit_code == 1 and failed == ["gemm_throughput compute GPU 0 dtype=fp16"]
+    assert gate.against_spec(REF, 0.70).passed and not gate.against_spec(REF, 0.95).passed
+    with pytest.raises(gate.GateError, match="minimum\\[0\\]"):
+        gate.against_minimums(REF, [{"name": "x"}])
+
+
+def test_check_needs_something_to_hold_to(tmp_path):
+    assert run(tmp_path, "check", "--profile", "reference").exit_code == 2
+    assert run(tmp_path, "check", "--min-spec", "eighty", "--profile", "reference").exit_code == 2
+
+
+def test_runs_diff_itself_is_empty_and_order_does_not_matter(tmp_path):
+    assert compare_profiles(REF, REF) == []
+    other = scaled(REF, 1.10, lambda m: m.spec.mechanism == "tma")
+    ab, ba = compare_profiles(REF, other), compare_profiles(other, REF)
+    assert {r["figure"] for r in ab} == {r["figure"] for r in ba} and ab
+    assert all(r["before"].endswith(("GB/s", "TFLOP/s", " ns", " us", " ms")) for r in ab)  # units, not raw bytes/s
+    f = tmp_path / "o.json"
+    f.write_text(dumps(other))
+    res = run(tmp_path, "runs", "diff", "reference", str(f))
+    assert res.exit_code == 0 and "changed beyond the noise" in res.output and "+10.00 %" in res.output
+    same = run(tmp_path, "runs", "diff", "reference", "reference")
+    assert "No figure changed" in same.output
+
+
+def test_runs_diff_matches_on_parameters():
+    """Two figures that differ only in a parameter (block count) are never compared."""
+    a = factories.profile([factories.measurement(blocks=132, times=(1e-3,) * 3)])
+    b = factories.profile([factories.measurement(blocks=264, times=(2e-3,) * 3)])
+    assert compare_profiles(a, b) == []
