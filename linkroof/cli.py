@@ -563,7 +563,7 @@ def dashboard(ctx: click.Context, which: str | None, host: str, port: int, debug
 @cli.command()
 @click.option("--profile", "which", metavar="ID|FILE|reference", help=PROFILE_HELP)
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="The HTML file to write.")
-@click.option("--images", type=click.Path(file_okay=False), help="Also write each figure as SVG here (needs kaleido).")
+@click.option("--images", type=click.Path(file_okay=False), help="Also write each figure as SVG here (needs kaleido: pip install 'linkroof[images]').")
 @click.pass_context
 def report(ctx: click.Context, which: str | None, out: str, images: str | None) -> None:
     """Write one self-contained HTML report with every page's figures (for clusters
@@ -778,18 +778,44 @@ def runs_diff(ctx: click.Context, profile_a: str, profile_b: str, noise: str, as
 @runs.command("export")
 @click.argument("profile_id")
 @click.option("-o", "--out", type=click.Path(dir_okay=False), help="Write here instead of stdout.")
+@click.option("--format", "fmt", type=click.Choice(["json", "csv", "parquet"]), default="json", show_default=True,
+              help="json: the whole profile, schema-versioned; csv / parquet: one row per measurement (parquet "
+                   "needs pyarrow: pip install 'linkroof[parquet]').")
 @click.pass_context
-def runs_export(ctx: click.Context, profile_id: str, out: str | None) -> None:
-    """Write a profile as schema-versioned JSON."""
+def runs_export(ctx: click.Context, profile_id: str, out: str | None, fmt: str) -> None:
+    """Write a profile as schema-versioned JSON, or its measurements as a table."""
     from .schema import dumps
 
     with _store(ctx) as store:
-        text = dumps(store.get(profile_id))
-    if out:
-        _write(out, text + "\n")
-        click.echo(f"Wrote {out}", err=True)
-    else:
-        _echo_json(text)
+        profile = store.get(profile_id)
+    if fmt == "json":
+        text = dumps(profile)
+        if out:
+            _write(out, text + "\n")
+            click.echo(f"Wrote {out}", err=True)
+        else:
+            _echo_json(text)
+        return
+    frame = profile.to_dataframe()
+    if fmt == "csv":
+        text = frame.to_csv(index=False)
+        if out:
+            _write(out, text)
+            click.echo(f"Wrote {out} ({len(frame)} rows)", err=True)
+        else:
+            click.echo(text, nl=False)
+        return
+    if not out:
+        raise click.UsageError("--format parquet writes a file: give -o FILE")
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        raise UserError("parquet needs pyarrow: pip install 'linkroof[parquet]' (csv needs nothing more)") from None
+    try:
+        frame.to_parquet(out, index=False)
+    except OSError as e:
+        raise UserError(f"cannot write {out}: {e.strerror or e}") from None
+    click.echo(f"Wrote {out} ({len(frame)} rows)", err=True)
 
 
 @runs.command("import")

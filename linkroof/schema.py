@@ -460,6 +460,36 @@ class Profile:
     def hostnames(self) -> tuple[str, ...]:
         return tuple(t.host.hostname for t in self.topologies)
 
+    def rows(self) -> list[dict[str, Any]]:
+        """One flat row per measurement: the spec (parameters as `param.<name>`), the
+        raw counts, the derived figures and the flags; for tables and notebooks."""
+        out = []
+        for m in self.measurements:
+            s = m.spec
+            value, unit = m.figure
+            row: dict[str, Any] = {
+                "profile": self.id, "name": s.name, "mechanism": s.mechanism, "pattern": s.pattern,
+                "devices": ",".join(map(str, s.devices)), "message_bytes": s.message_bytes,
+                "repetitions": len(m.times_s) or s.repetitions, "concurrency": s.concurrency,
+                "source": m.source, "host": m.host, "rank": m.rank, "verified": m.verified,
+                "bytes_per_rep": m.bytes_per_rep, "bytes_convention": m.bytes_convention,
+                "busbw_factor": m.busbw_factor, "flops_per_rep": m.flops_per_rep,
+                "figure": value, "figure_unit": unit}
+            derived = m.derived()
+            row.update({k: derived[k] for k in ("median_s", "min_s", "iqr_s", "cv", "bandwidth_bytes_per_s",
+                                                "busbw_bytes_per_s", "flop_rate")})
+            row["warnings"] = "; ".join(derived["warnings"])
+            row.update({f"param.{k}": v if isinstance(v, (str, int, float, bool)) or v is None else str(v)
+                        for k, v in s.params.items()})
+            out.append(row)
+        return out
+
+    def to_dataframe(self) -> Any:
+        """`rows()` as a pandas DataFrame (one row per measurement)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.rows())
+
 
 DOCUMENT_TYPES = {cls.__name__: cls for cls in (Topology, Profile, Measurement, Workload, Placement)}
 

@@ -66,5 +66,5 @@ def write_figure(fig: Any, path: str) -> None:
         raise LinkroofError(f"cannot write {path}: {e.strerror or e}") from None
     except (ValueError, ImportError, RuntimeError) as e:
         detail = " ".join(str(e).split())[:160]
-        raise LinkroofError(f"cannot write {path}: image export needs the kaleido package (pip install 'kaleido>=1'); "
+        raise LinkroofError(f"cannot write {path}: image export needs kaleido (pip install 'linkroof[images]'); "
                             f".html always works ({detail})") from None
