@@ -172,7 +172,7 @@ def test_report_cli(tmp_path):
     except ImportError:
         res = CliRunner().invoke(cli, ["--store", str(tmp_path / "s.sqlite"), "report", "--profile", "reference",
                                        "--out", str(out), "--images", str(tmp_path / "img")])
-        assert res.exit_code == 1 and "needs the kaleido package" in res.output
+        assert res.exit_code == 1 and "needs kaleido" in res.output
 
 
 def test_links_below_expectation_are_warned():
