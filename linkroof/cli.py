@@ -41,6 +41,16 @@ def _console(err: bool = False) -> Any:
     return Console(stderr=err, soft_wrap=False, width=None if sys.stdout.isatty() else 160)
 
 
+def _warn(text: str) -> None:
+    """A warning on stderr, yellow unless NO_COLOR is set (https://no-color.org)."""
+    import os
+
+    if os.environ.get("NO_COLOR"):
+        click.echo(text, err=True)
+    else:
+        click.secho(text, fg="yellow", err=True)
+
+
 def _echo_json(text: str) -> None:
     click.echo(text)
 
@@ -137,7 +147,7 @@ def run(ctx: click.Context, as_json: bool, no_save: bool, label: str | None, no_
 
     profile, fallback = probe_profile(allow_reference=True)
     if fallback:
-        click.secho(fallback, fg="yellow", err=True)
+        _warn(fallback)
     elif not no_bench:
         from .microbench.cuda import CudaUnavailable
 
@@ -148,8 +158,7 @@ def run(ctx: click.Context, as_json: bool, no_save: bool, label: str | None, no_
             click.echo("Running the quick benchmark suite (linkroof bench --suite quick) ...", err=True)
             profile = api.run(plan, topology, label="run:quick", progress=sys.stderr.isatty())
         except CudaUnavailable as e:
-            click.secho(f"Not measuring: {e}. Probe saved; install linkroof[cuda13] (or [cuda12]) to measure.",
-                        fg="yellow", err=True)
+            _warn(f"Not measuring: {e}. Probe saved; install linkroof[cuda13] (or [cuda12]) to measure.")
     if label:
         profile = dataclasses.replace(profile, label=label)
     saved_to = None
@@ -553,8 +562,8 @@ def dashboard(ctx: click.Context, which: str | None, host: str, port: int, debug
 
     profile = _load_profile(ctx, which) if which else None
     if host not in ("127.0.0.1", "localhost", "::1"):
-        click.secho(f"Warning: serving on {host}: the dashboard has no login; anyone who can reach this address "
-                    "can read and add profiles.", fg="yellow", err=True)
+        _warn(f"Warning: serving on {host}: the dashboard has no login; anyone who can reach this address "
+                    "can read and add profiles.",)
     app = create_app(ctx.obj.get("store"), profile)
     click.echo(f"linkroof dashboard on http://{host}:{port}/  (Ctrl-C to stop)", err=True)
     app.run(host=host, port=port, debug=debug)
@@ -730,12 +739,29 @@ def runs_list(ctx: click.Context, as_json: bool, limit: int, page: int) -> None:
 
 @runs.command("show")
 @click.argument("profile_id")
+@click.option("--collectives", is_flag=True, help="Only the collectives, one nccl-tests-style table each.")
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_context
-def runs_show(ctx: click.Context, profile_id: str, as_json: bool) -> None:
+def runs_show(ctx: click.Context, profile_id: str, collectives: bool, as_json: bool) -> None:
     """Show one profile (an id, or a unique prefix of one)."""
     with _store(ctx) as store:
         profile = store.get(profile_id)
+    if collectives:
+        from .roofline.summaries import collective_rows
+
+        tables = collective_rows(profile)
+        if as_json:
+            import json
+
+            _echo_json(json.dumps({"profile": profile.id, "collectives": tables}, indent=1))
+            return
+        if not tables:
+            raise UserError(f"profile {profile.id} holds no collectives (linkroof bench --only nccl, or linkroof "
+                            "import nccl-tests FILE)")
+        from .render import collectives_tables
+
+        _console().print(collectives_tables(tables))
+        return
     if as_json:
         from .schema import dumps
 

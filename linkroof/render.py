@@ -278,3 +278,25 @@ def diff_table(rows: list[dict[str, Any]], a: Profile, b: Profile) -> Group:
     for r in rows:
         t.add_row(r["figure"], r["before"], r["after"], f"{r['change_percent']:+.2f} %")
     return Group(t)
+
+
+def collectives_tables(tables: dict[str, list[dict[str, Any]]]) -> Group:
+    """nccl-tests' layout: size count type redop root, then time algbw busbw #wrong out
+    of place and in place (and the time with the host's launch where it was taken)."""
+    parts: list[Any] = []
+    for title, rows in tables.items():
+        t = Table(title=title, title_justify="left")
+        cols = [("size", "size (B)"), ("count", "count"), ("type", "type"), ("redop", "redop"), ("root", "root")]
+        for place in ("out", "in"):
+            if any(f"{place}_time_us" in r for r in rows):
+                label = "out-of-place" if place == "out" else "in-place"
+                cols += [(f"{place}_time_us", f"{label} time (us)"), (f"{place}_algbw_GBps", "algbw (GB/s)"),
+                         (f"{place}_busbw_GBps", "busbw (GB/s)"), (f"{place}_wrong", "#wrong")]
+            if any(f"{place}_launch_time_us" in r for r in rows):
+                cols.append((f"{place}_launch_time_us", "time with host launch (us)"))
+        for _, header in cols:
+            t.add_column(header, justify="right")
+        for r in rows:
+            t.add_row(*["" if r.get(k) is None else str(r.get(k)) for k, _ in cols])
+        parts.append(t)
+    return Group(*parts)

@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+from pathlib import Path
 
 import factories
 import pytest
@@ -10,7 +11,7 @@ from click.testing import CliRunner
 import fakes
 from linkroof.cli import cli
 from linkroof.profiler import nvml
-from linkroof.schema import Profile, Topology, loads
+from linkroof.schema import Profile, Topology, dumps, loads
 
 
 @pytest.fixture
@@ -250,3 +251,31 @@ def test_python_dash_m(tmp_path):
     out = subprocess.run([sys.executable, "-m", "linkroof", "probe", "--replay", "h200x1", "--json"],
                          capture_output=True, text=True, check=True)
     assert json.loads(out.stdout)["gpus"][0]["name"] == "NVIDIA H200"
+
+
+@pytest.mark.parametrize("no_color", [False, True])
+def test_warnings_honour_no_color(tmp_path, monkeypatch, no_gpu, no_color):
+    monkeypatch.chdir(tmp_path)
+    env = {"NO_COLOR": "1"} if no_color else {}
+    if not no_color:
+        monkeypatch.delenv("NO_COLOR", raising=False)
+    res = CliRunner().invoke(cli, ["--store", str(tmp_path / "s.sqlite"), "run", "--no-save", "--no-dashboard"],
+                             env=env, color=True)
+    assert res.exit_code == 0 and "bundled reference" in res.stderr
+    assert ("\x1b[" in res.stderr) is (not no_color)
+
+
+def test_runs_show_collectives(tmp_path):
+    runner = CliRunner()
+    store = str(tmp_path / "s.sqlite")
+    bundled = Path(__file__).parent.parent / "linkroof" / "data" / "h200x2.profile.json"
+    runner.invoke(cli, ["--store", store, "runs", "import", str(bundled)])
+    res = runner.invoke(cli, ["--store", store, "runs", "show", "2026", "--collectives"], catch_exceptions=False)
+    assert res.exit_code == 0 and "all_to_all fp32 (linkroof)" in res.output and "#wrong" in res.output
+    doc = json.loads(runner.invoke(cli, ["--store", store, "runs", "show", "2026", "--collectives", "--json"]).stdout)
+    assert len(doc["collectives"]["sendrecv fp32 (linkroof)"]) == 15
+    probe_only = factories.profile(label="no collectives")
+    (tmp_path / "p.json").write_text(dumps(probe_only))
+    runner.invoke(cli, ["--store", store, "runs", "import", str(tmp_path / "p.json")])
+    res = runner.invoke(cli, ["--store", store, "runs", "show", probe_only.id, "--collectives"])
+    assert res.exit_code == 1 and "holds no collectives" in res.output

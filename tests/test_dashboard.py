@@ -26,9 +26,9 @@ def text_of(component) -> str:
     if isinstance(component, (list, tuple)):
         return " ".join(text_of(c) for c in component)
     out = text_of(getattr(component, "children", None))
-    data = getattr(component, "data", None)
-    if isinstance(data, list):
-        out += " " + json.dumps(data)
+    rows = getattr(component, "rowData", None)  # a grid's rows
+    if isinstance(rows, list):
+        out += " " + json.dumps(rows)
     return out
 
 
@@ -70,7 +70,7 @@ def test_runs_pagination_comparison_and_upload(app, tmp_path):
     assert "refused: not valid JSON" in text_of(A.upload(f"data:text/plain;base64,{junk}", "x.py", data))
     assert "not a readable upload" in text_of(A.upload("garbage", "x", data))
     table = A.runs_table(1, data)
-    assert len(table.data) == 1 and table.data[0]["id"] == ref.id
+    assert len(table.rowData) == 1 and table.rowData[0]["id"] == ref.id
     assert "No figure changed" in text_of(A.runs_diff("reference", ref.id, data))
     import dataclasses
 
@@ -199,3 +199,15 @@ def test_bandwidth_roofline_places_collectives():
     pts = next(t for t in fig.data if t.name == "placed collectives")
     assert pts.x[0] == 1 << 30 and pts.y[0] == pytest.approx((1 << 30) / 3.4e-3 / 1e9)
     assert any("ceiling" in t.name for t in fig.data)
+
+
+def test_collectives_page_has_nccl_tests_tables(app):
+    page = A.page_collectives(app.linkroof_data, "reference")
+    text = text_of(page)
+    assert "all_reduce fp32 (linkroof)" in text and '"out_busbw_GBps"' in text and '"in_time_us"' in text
+    from linkroof.roofline.summaries import collective_rows
+
+    rows = collective_rows(bundled_profile())["all_reduce fp32 (linkroof)"]
+    big = next(r for r in rows if r["size"] == 512 << 20)
+    assert big["out_busbw_GBps"] == pytest.approx(311.6, abs=0.2) and big["out_wrong"] == "0"
+    assert big["count"] == (512 << 20) // 4

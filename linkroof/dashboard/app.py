@@ -12,7 +12,7 @@ from typing import Any
 
 from ..profiler.session import bundled_profile, resolve_profile
 from ..roofline.model import MachineModel
-from ..roofline.summaries import compare_profiles, headline_rows, topo_matrix, warnings_of
+from ..roofline.summaries import collective_rows, compare_profiles, headline_rows, topo_matrix, warnings_of
 from ..schema import Profile
 from ..store import Store
 from ..units import gbps
@@ -52,6 +52,9 @@ class Id(str, Enum):
     RUNS_DIFF_TABLE = "runs-diff-table"
     ROOFLINE_GRAPH = "roofline-graph"
     BANDWIDTH_ROOFLINE_GRAPH = "bandwidth-roofline-graph"
+    COLL_GRAPH = "collectives-graph"
+    COLL_TABLES = "collectives-tables"
+    COLL_EMPTY = "collectives-empty"
 
 
 class Data:
@@ -100,13 +103,16 @@ def _graph(fig: Any, gid: str | None = None) -> Any:
 
 
 def _table(rows: list[dict], tid: str | None = None, page_size: int = 15) -> Any:
-    from dash import dash_table
+    """A sortable, filterable grid (dash-ag-grid) of plain rows."""
+    import dash_ag_grid as dag
 
-    cols = [{"name": k.replace("_", " "), "id": k} for k in (rows[0].keys() if rows else [])]
+    cols = [{"field": k, "headerName": k.replace("_", " ")} for k in (rows[0].keys() if rows else [])]
     kwargs = {"id": tid} if tid else {}
-    return dash_table.DataTable(data=rows, columns=cols, page_size=page_size, sort_action="native",
-                                style_cell={"fontFamily": "sans-serif", "fontSize": 13, "textAlign": "left"},
-                                **kwargs)
+    return dag.AgGrid(rowData=rows, columnDefs=cols, columnSize="autoSize",
+                      defaultColDef={"sortable": True, "filter": True, "resizable": True},
+                      dashGridOptions={"pagination": len(rows) > page_size, "paginationPageSize": page_size,
+                                       "domLayout": "autoHeight", "suppressFieldDotNotation": True},
+                      style={"width": "100%"}, **kwargs)
 
 
 # ------------------------------------------------------------------- pages
@@ -200,9 +206,15 @@ def page_collectives(data: Data, pid: str | None) -> Any:
     from dash import html
 
     p = data.get(pid)
-    n = sum(1 for m in p.measurements if m.spec.mechanism == "nccl")
-    note = "" if n else "No collectives in this profile: run linkroof bench --only nccl, or import nccl-tests results."
-    return html.Div([html.P(note), _graph(F.collectives_figure(p, data.model(pid)))])
+    tables = collective_rows(p)
+    if not tables:
+        return html.Div([html.P("No collectives in this profile: run `linkroof bench --only nccl`, or import "
+                                "nccl-tests results with `linkroof import nccl-tests FILE`.", id=Id.COLL_EMPTY.value)])
+    parts = [_graph(F.collectives_figure(p, data.model(pid)), Id.COLL_GRAPH.value),
+             html.H4("As nccl-tests prints them (times in µs, bandwidths in GB/s)")]
+    for title, rows in tables.items():
+        parts += [html.H5(title), _table(rows, page_size=40)]
+    return html.Div(parts, id=Id.COLL_TABLES.value)
 
 
 def page_roofline(data: Data, pid: str | None) -> Any:

@@ -80,6 +80,12 @@ def dtype_bytes(dtype: str) -> float:
     return DTYPE_BYTES[d]
 
 
+def element_count(nbytes: int, dtype: str) -> int | None:
+    """Elements of `dtype` in `nbytes` (nccl-tests' count column); None for an unknown type."""
+    d = canonical_dtype(dtype)
+    return int(nbytes // DTYPE_BYTES[d]) if d in DTYPE_BYTES else None
+
+
 def layout(collective: str, nbytes: int, ranks: int, element_bytes: int) -> tuple[int, int]:
     """(send elements, receive elements) of one rank for a collective of `nbytes`;
     sizes that do not split evenly over the ranks are rounded down, as nccl-tests does."""

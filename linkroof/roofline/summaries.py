@@ -171,3 +171,42 @@ def compare_profiles(a: Profile, b: Profile, noise: float = 0.02) -> list[dict[s
                          "before": format_value(va, unit), "after": format_value(vb, unit),
                          "change_percent": round(100 * (vb - va) / va, 2)})
     return sorted(rows, key=lambda r: -abs(r["change_percent"]))
+
+
+# ------------------------------------------------------------ collectives, nccl-tests style
+
+
+def _wrong(m: Measurement) -> str:
+    """nccl-tests' #wrong column from a verification note ('#wrong 0 of 1048576 ...',
+    'nccl-tests #wrong = 0'); 'N/A' where nothing was checked."""
+    import re
+
+    found = re.search(r"#wrong\D*(\d+)", m.verification)
+    return found.group(1) if found else ("0" if m.verified else "N/A")
+
+
+def collective_rows(profile: Profile) -> dict[str, list[dict[str, Any]]]:
+    """The profile's collectives as nccl-tests prints them, one table per collective,
+    data type and source (a title such as 'all_reduce fp32 (linkroof)'): size, count,
+    type, redop, root, then time / algbw / busbw / #wrong out of place and in place.
+    Times are microseconds, bandwidths GB/s. Where a figure was also taken with the
+    host's launch in its time, that time is given beside it."""
+    from .collectives import element_count
+
+    groups: dict[str, dict[int, dict[str, Any]]] = {}
+    for m in profile.measurements:
+        s = m.spec
+        if s.mechanism != "nccl" or s.params.get("rank_time") == "this rank":
+            continue
+        dtype = str(s.params.get("dtype", "fp32"))
+        title = f"{s.pattern} {dtype} ({m.source})"
+        row = groups.setdefault(title, {}).setdefault(s.message_bytes, {
+            "size": s.message_bytes, "count": element_count(s.message_bytes, dtype), "type": dtype, "redop": s.params.get("redop", ""), "root": s.params.get("root", "")})
+        place_ = "in" if s.params.get("in_place") else "out"
+        prefix = f"{place_}_launch" if s.params.get("timing") == "host_launch" else place_
+        row[f"{prefix}_time_us"] = round(m.median_s * 1e6, 2)
+        row[f"{prefix}_algbw_GBps"] = round(m.bandwidth_bytes_per_s / 1e9, 2)
+        row[f"{prefix}_busbw_GBps"] = round(m.busbw_bytes_per_s / 1e9, 2)
+        row[f"{prefix}_wrong"] = _wrong(m)
+    return {title: [rows[k] for k in sorted(rows)] for title, rows in sorted(groups.items())}
+
