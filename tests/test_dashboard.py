@@ -211,3 +211,16 @@ def test_collectives_page_has_nccl_tests_tables(app):
     big = next(r for r in rows if r["size"] == 512 << 20)
     assert big["out_busbw_GBps"] == pytest.approx(311.6, abs=0.2) and big["out_wrong"] == "0"
     assert big["count"] == (512 << 20) // 4
+
+
+def test_size_axes_are_binary_and_heatmaps_show_numbers():
+    from linkroof.dashboard import figures as F
+    from linkroof.roofline.model import MachineModel
+
+    p = bundled_profile()
+    model = MachineModel.from_profile(p)
+    for fig in (F.bandwidth_sweep_figure(model), F.collectives_figure(p, model)):
+        ticks = list(fig.layout.xaxis.ticktext)
+        assert "1 GiB" in ticks and "64 KiB" in ticks and not any(t.endswith("B") and t[:-1].isdigit() for t in ticks)
+    heat = F.pair_matrix_figure(p, "p2p_write", "ce")
+    assert heat.data[0].texttemplate == "%{z:.1f}"

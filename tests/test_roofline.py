@@ -244,15 +244,21 @@ def test_roofline_figure(model):
 
     w = W.allgather_gemm(8192, 8192, 8192, "fp16", 2)
     fig = roofline_figure(model, [place(w, 1.5e-3, model)])
-    names = [t.name for t in fig.data]
-    assert any(n.startswith("fp16 spec: 989.5") for n in names)
-    assert any(n.startswith("fp16 measured:") for n in names)
-    assert any(n.startswith("nvlink ce measured: 396") for n in names)
-    assert any(n.startswith("nvlink spec: 478.1") for n in names)
-    assert fig.data[-1].name == "placed workloads"
-    spec_trace = next(t for t in fig.data if t.name.startswith("nvlink spec"))
-    assert spec_trace.line.dash == "dash"
-    assert fig.layout.xaxis.type == "log" and "FLOP per link byte" in fig.layout.xaxis.title.text
+    by_name = {t.name: t for t in fig.data}
+    fp16 = [t for t in fig.data if t.legendgroup == "fp16"]
+    spec, meas = sorted(fp16, key=lambda t: t.line.dash != "dash")
+    assert spec.name.startswith("fp16 spec: 989.5 TFLOP/s | NVLink 478.1") and spec.line.dash == "dash"
+    assert meas.name.startswith("fp16 measured: 813.7 TFLOP/s | NVLink 396.3") and meas.line.dash == "solid"
+    assert spec.line.color == meas.line.color  # one colour per data type
+    # the measured roof bends at its ridge: R / B FLOP per byte, where the slope meets the flat part
+    ridge = 813.7e12 / 396.3e9
+    assert meas.x[1] == pytest.approx(ridge, rel=1e-3) and meas.y[1] == pytest.approx(813.7e12, rel=1e-3)
+    assert meas.y[0] == pytest.approx(meas.x[0] * 396.3e9, rel=1e-3)
+    assert any(x == pytest.approx(ridge, rel=1e-3) for x in by_name["ridge points"].x)
+    placed = by_name["placed workloads"]
+    assert placed.mode == "markers+text" and placed.text[0].startswith("all-gather + GEMM")
+    assert fig.layout.xaxis.type == "log" and "FLOP per NVLink byte" in fig.layout.xaxis.title.text
+    assert all(t.endswith("FLOP/s") for t in fig.layout.yaxis.ticktext)  # one style of tick label
     sweep = bandwidth_sweep_figure(model, "p2p_write")
     assert {t.name.split()[0] for t in sweep.data if t.name} >= {"ce", "sm", "tma"}
     assert not math.isnan(sweep.data[0].y[-1])

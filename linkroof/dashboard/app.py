@@ -319,6 +319,7 @@ def render_page(pathname: str | None, pid: str | None, data: Data) -> Any:
 
 def create_app(store_path: str | None = None, profile: Profile | None = None) -> Any:
     import dash
+    import dash_ag_grid  # noqa: F401 - component libraries must be loaded before the first callback
     from dash import Input, Output, State, dcc, html
 
     data = Data(store_path, profile)

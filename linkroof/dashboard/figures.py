@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import plotly.graph_objects as go
 
@@ -12,60 +13,120 @@ from ..roofline.model import MachineModel
 from ..schema import Placement, known
 from ..units import format_flops as _tf
 from ..units import format_rate as _gb
-from ..units import format_time, gbps
+from ..units import format_size, format_time, gbps
 
 LINK_COLORS = {"nvlink": "#76b900", "pcie_peer": "#1f77b4", "host": "#ff7f0e", "network": "#9467bd", "hbm": "#d62728"}
 DASH = {"spec": "dash", "derived": "dot", "measured": "solid"}
 
 
+DTYPE_COLORS = {"fp64": "#1f77b4", "fp32": "#ff7f0e", "tf32": "#8c564b", "fp16": "#2ca02c", "bf16": "#d62728",
+                "fp8": "#9467bd", "int8": "#7f7f7f", "fp4": "#e377c2"}
+LINK_NAMES = {"nvlink": "NVLink", "pcie_peer": "PCIe peer", "host": "host link", "network": "network"}
+
+
+def _decades(lo: float, hi: float, fmt: Any) -> dict[str, Any]:
+    """Tick values at every power of ten between lo and hi, labelled by `fmt`: one style
+    of label on a log axis (no '100T' beside '10^15')."""
+    vals = [10.0 ** k for k in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)]
+    return {"tickvals": vals, "ticktext": [fmt(v) for v in vals]}
+
+
+def _flops_tick(v: float) -> str:
+    for scale, unit in ((1e15, "PFLOP/s"), (1e12, "TFLOP/s"), (1e9, "GFLOP/s")):
+        if v >= scale:
+            return f"{v / scale:g} {unit}"
+    return f"{v:g} FLOP/s"
+
+
+def size_axis(sizes: Sequence[float]) -> dict[str, Any]:
+    """A log axis of message sizes with binary tick labels (4 KiB, 1 MiB, 1 GiB) at
+    every power of 4 covered, never '1B' for 10^9 bytes."""
+    sizes = [s for s in sizes if s and s > 0]
+    if not sizes:
+        return {"type": "log"}
+    lo, hi = math.floor(math.log2(min(sizes))), math.ceil(math.log2(max(sizes)))
+    vals = [2 ** k for k in range(lo - lo % 2, hi + 1, 2)]
+    return {"type": "log", "tickvals": vals, "ticktext": [format_size(v) for v in vals]}
+
+
+def _link_roof(model: MachineModel, kind: str) -> tuple[str, Any] | None:
+    """The link class the roofline is drawn against (NVLink where there is one) and its
+    best roof of that kind, over every mechanism."""
+    for link in ("nvlink", "pcie_peer", "network", "host"):
+        roof = model.find(f"link:{link}", kind)
+        if roof is not None and known(roof.value) and roof.value > 0:
+            return link, roof
+    return None
+
+
 def roofline_figure(model: MachineModel, placements: Sequence[Placement] = (), dtypes: Sequence[str] = ("fp16", "bf16",
                     "fp32", "fp64", "fp8"), intensity_range: tuple[float, float] = (1e-1, 1e5)) -> go.Figure:
     """The communication-aware roofline: attainable FLOP/s against FLOP per link byte.
-    Compute roofs per data type and link roofs per mechanism; spec dashed, measured
-    solid; roof values in the legend; placed workloads as points."""
+    One colour per data type; each roof bends at its ridge point (compute rate over the
+    link's bandwidth), spec dashed and measured solid, with the ridge marked; the other
+    link classes as grey slopes; placed workloads as labelled points."""
     fig = go.Figure()
     lo, hi = intensity_range
-    xs = [lo * (hi / lo) ** (i / 200) for i in range(201)]
-    computes = []
-    for dt in dtypes:
-        for kind in ("spec", "measured"):
-            roof = model.compute(dt, kind)
-            if roof is not None:
-                computes.append((dt, kind, roof))
-    if not computes:
+    tops = []
+    ridges: list[tuple[float, float, str]] = []
+    for kind, dash in (("spec", "dash"), ("measured", "solid")):
+        link_roof = _link_roof(model, kind)
+        for dt in dtypes:
+            comp = model.compute(dt, kind)
+            if comp is None or not known(comp.value):
+                continue
+            tops.append(comp.value)
+            if link_roof is None:
+                xs, ys = [lo, hi], [comp.value, comp.value]
+                label = f"{dt} {kind}: {_tf(comp.value)}"
+            else:
+                link, lr = link_roof
+                ridge = comp.value / lr.value
+                xs = [lo, min(max(ridge, lo), hi), hi]
+                ys = [lo * lr.value if ridge > lo else comp.value, comp.value, comp.value]
+                label = f"{dt} {kind}: {_tf(comp.value)} | {LINK_NAMES[link]} {_gb(lr.value)}"
+                if lo < ridge < hi:
+                    ridges.append((ridge, comp.value, f"{dt} {kind} ridge: {ridge:,.0f} FLOP per {LINK_NAMES[link]} "
+                                                      f"byte"))
+            fig.add_trace(go.Scatter(
+                x=xs, y=ys, mode="lines", name=label, legendgroup=dt,
+                line={"dash": dash, "width": 2 if kind == "measured" else 1.5, "color": DTYPE_COLORS.get(dt)},
+                hovertemplate=f"{label}<br>%{{x:.3~s}} FLOP/B -> %{{y:.3~s}}FLOP/s<extra>{comp.basis[:80]}</extra>"))
+    if not tops:
         raise ValueError("this model has no compute ceiling to draw")
-    top = max(r.value for _, _, r in computes)
-    for dt, kind, roof in computes:
-        fig.add_trace(go.Scatter(x=[lo, hi], y=[roof.value, roof.value], mode="lines",
-                                 name=f"{dt} {roof.kind}: {_tf(roof.value)}",
-                                 line={"dash": DASH[roof.kind], "width": 1.5},
-                                 hovertemplate=f"{dt} {roof.kind} %{{y:.3s}}FLOP/s<br>{roof.basis}<extra></extra>"))
-    links = []
-    for link in ("nvlink", "pcie_peer", "host", "network"):
-        spec = model.find(f"link:{link}", "spec")
-        if spec is not None:
-            links.append((link, "spec", "", spec))
-        for mech in ("ce", "sm", "tma", "nccl"):
-            r = model.find(f"link:{link}", "measured", mech)
-            if r is not None:
-                links.append((link, "measured", mech, r))
-    for link, kind, mech, roof in links:
-        ys = [min(top, x * roof.value) for x in xs]
-        label = f"{link} {mech + ' ' if mech else ''}{kind}: {_gb(roof.value)}"
-        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=label,
-                                 line={"dash": DASH[kind], "color": LINK_COLORS.get(link), "width": 1.5},
-                                 hovertemplate=f"{label}<br>%{{x:.3g}} FLOP/B -> %{{y:.3s}}FLOP/s<extra></extra>"))
+    top = max(tops)
+    main = _link_roof(model, "measured")
+    for link in ("pcie_peer", "host", "network"):
+        roof = model.find(f"link:{link}", "measured")
+        if roof is None or (main is not None and main[0] == link):
+            continue
+        xs = [lo, min(hi, top / roof.value)]
+        fig.add_trace(go.Scatter(x=xs, y=[x * roof.value for x in xs], mode="lines",
+                                 name=f"{LINK_NAMES[link]} measured: {_gb(roof.value)}",
+                                 line={"dash": "dot", "color": "#999", "width": 1},
+                                 hovertemplate=f"{LINK_NAMES[link]} {_gb(roof.value)}<extra></extra>"))
+    if ridges:
+        fig.add_trace(go.Scatter(x=[r[0] for r in ridges], y=[r[1] for r in ridges], mode="markers",
+                                 name="ridge points", marker={"symbol": "circle-open", "size": 9, "color": "#333"},
+                                 text=[r[2] for r in ridges], hovertemplate="%{text}<extra></extra>"))
     pts = [p for p in placements if p.workload.flops and sum(p.workload.link_bytes.values())]
     if pts:
         x = [sum(p.workload.flops.values()) / sum(p.workload.link_bytes.values()) for p in pts]
         y = [sum(p.workload.flops.values()) / p.measured_time_s for p in pts]
-        text = [f"{p.workload.name}<br>time {format_time(p.measured_time_s)}, bound {format_time(p.bound_time_s)}"
-                f"<br>limiter {p.limiter}<br>{p.fraction_of_roofline:.0%} of roofline ({p.ceilings_kind})" for p in pts]
-        fig.add_trace(go.Scatter(x=x, y=y, mode="markers", name="placed workloads", text=text,
+        detail = [f"{p.workload.name}<br>time {format_time(p.measured_time_s)}, bound {format_time(p.bound_time_s)}"
+                  f"<br>limiter {p.limiter}<br>{p.fraction_of_roofline:.0%} of roofline ({p.ceilings_kind})"
+                  for p in pts]
+        labels = [f"{p.workload.name[:28]} ({p.fraction_of_roofline:.0%})" for p in pts]
+        fig.add_trace(go.Scatter(x=x, y=y, mode="markers+text", name="placed workloads", text=labels,
+                                 textposition="top center", customdata=detail,
                                  marker={"size": 11, "symbol": "diamond", "color": "black"},
-                                 hovertemplate="%{text}<extra></extra>"))
-    fig.update_xaxes(type="log", title="FLOP per link byte (per GPU)")
-    fig.update_yaxes(type="log", title="FLOP/s", range=[math.log10(top) - 4, math.log10(top) + 0.3])
+                                 hovertemplate="%{customdata}<extra></extra>"))
+    link_name = LINK_NAMES[main[0]] if main else "link"
+    y_lo, y_hi = math.log10(top) - 4, math.log10(top) + 0.3
+    fig.update_xaxes(type="log", title=f"FLOP per {link_name} byte (per GPU)",
+                     **_decades(lo, hi, lambda v: f"{v:,g}"))
+    fig.update_yaxes(type="log", title="FLOP/s", range=[y_lo, y_hi],
+                     **_decades(10 ** y_lo, 10 ** y_hi, _flops_tick))
     fig.update_layout(title=f"Communication-aware roofline: {model.gpu_name}", template="plotly_white",
                       legend={"font": {"size": 10}}, height=600)
     return fig
@@ -94,7 +155,7 @@ def bandwidth_roofline_figure(model: MachineModel, placements: Sequence[Placemen
             name="placed collectives", marker={"size": 11, "symbol": "diamond", "color": "black"},
             text=[f"{p.workload.name}<br>{p.fraction_of_roofline:.0%} of roofline ({p.ceilings_kind}), "
                   f"limiter {p.limiter}" for p in pts], hovertemplate="%{text}<extra></extra>"))
-    fig.update_xaxes(type="log", title="message size (bytes)")
+    fig.update_xaxes(title="message size", **size_axis([x for t in fig.data for x in (t.x or ()) if x]))
     fig.update_yaxes(title="link bandwidth per GPU (GB/s)")
     fig.update_layout(title="Bandwidth roofline (communication without FLOPs)", template="plotly_white", height=480)
     return fig
@@ -118,7 +179,7 @@ def bandwidth_sweep_figure(model: MachineModel, pattern: str | None = None) -> g
     spec = model.find("link:nvlink", "spec")
     if spec is not None and known(spec.value):
         fig.add_hline(y=gbps(spec.value), line_dash="dash", annotation_text=f"NVLink spec {_gb(spec.value)}")
-    fig.update_xaxes(type="log", title="message size (bytes)")
+    fig.update_xaxes(title="message size", **size_axis([x for t in fig.data for x in (t.x or ()) if x]))
     fig.update_yaxes(title="GB/s")
     fig.update_layout(title="Bandwidth by message size and mechanism", template="plotly_white", height=500)
     return fig
@@ -289,6 +350,7 @@ def pair_matrix_figure(profile, pattern: str = "p2p_write", mechanism: str = "ce
         pairs = [c.bytes_per_s for c in topo.ceilings if c.name.startswith("pair") and known(c.bytes_per_s)]
         zmax = gbps(max(pairs)) if pairs else None
     fig = go.Figure(go.Heatmap(z=z, x=labels, y=labels, colorscale="Viridis", zmin=0, zmax=zmax,
+                               texttemplate="%{z:.1f}" if n <= 16 else None,  # numbers in the cells
                                colorbar={"title": "% of spec" if relative else "GB/s"},
                                hovertemplate="%{y} -> %{x}: %{z:.1f}" + ("%" if relative else " GB/s") + "<extra></extra>"))
     fig.update_layout(title=f"{mechanism.upper()} {pattern} by pair ({'% of spec' if relative else 'GB/s'})",
@@ -343,7 +405,7 @@ def collectives_figure(profile, model: MachineModel | None = None) -> go.Figure:
             if r is not None:
                 fig.add_hline(y=gbps(r.value), line_dash=DASH[kind],
                               annotation_text=f"NVLink {kind} {r.mechanism} {_gb(r.value)}")
-    fig.update_xaxes(type="log", title="message size (bytes)")
+    fig.update_xaxes(title="message size", **size_axis([x for t in fig.data for x in (t.x or ()) if x]))
     fig.update_yaxes(title="bus bandwidth (GB/s)")
     fig.update_layout(title="Collectives: bus bandwidth by size", template="plotly_white", height=480)
     return fig
