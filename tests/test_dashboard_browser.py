@@ -185,3 +185,33 @@ def test_injected_html_never_runs_in_the_dashboard(browser, tmp_path):
             page.close()
     finally:
         stop()
+
+
+@pytest.mark.parametrize("tool, sample", [("nccl-tests", "nt_allreduce.txt"), ("nvbandwidth", "nvb.json")])
+def test_every_page_works_on_an_imported_profile(browser, tmp_path, tool, sample):
+    """An imported-only profile (the way to use linkroof without a GPU): every page loads
+    without an error, and draws its charts or says what is missing and how to get it."""
+    from linkroof.profiler.importers import bare_topology, import_file, imported_environment
+    from linkroof.profiler.session import make_profile
+
+    got = import_file(tool, Path(__file__).parent / "data" / "anchor" / sample)
+    prof = make_profile([bare_topology(got, sample)], [imported_environment(got)], got.measurements,
+                        label=f"import:{tool}:{sample}")
+    base, stop = _serve(A.create_app(str(tmp_path / "s.sqlite"), prof))
+    try:
+        for path, _ in A.PAGES:
+            page, errors = open_page(browser, base + path)
+            page.wait_for_selector("#page-content > div", timeout=20000)
+            if path != "/runs":
+                page.wait_for_function("document.querySelectorAll('.js-plotly-plot, .missing').length > 0",
+                                       timeout=20000)
+            page.wait_for_timeout(500)
+            charts = page.evaluate("document.querySelectorAll('.js-plotly-plot').length")
+            notes = page.evaluate("document.querySelectorAll('.missing').length")
+            assert charts or notes or path == "/runs", path
+            assert not errors, (path, errors)
+            page.screenshot(path=str(shots_dir(tmp_path) / f"import-{tool}-{path.strip('/') or 'overview'}.png"),
+                            full_page=True)
+            page.close()
+    finally:
+        stop()

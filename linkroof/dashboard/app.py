@@ -12,8 +12,8 @@ from typing import Any
 
 from ..profiler.session import bundled_profile, resolve_profile
 from ..roofline.model import MachineModel
-from ..roofline.summaries import collective_rows, compare_profiles, headline_rows, topo_matrix, warnings_of
-from ..schema import Profile
+from ..roofline.summaries import collective_rows, compare_profiles, headline_rows, show, topo_matrix, warnings_of
+from ..schema import Profile, known
 from ..store import Store
 from ..units import gbps
 from . import figures as F
@@ -95,6 +95,18 @@ class Data:
         return MachineModel.from_profile(self.get(pid))
 
 
+def _missing(text: str) -> Any:
+    """What a view cannot show, and how to get it (never empty axes)."""
+    from dash import html
+
+    return html.P(text, className="missing", style={"color": "#8a6d3b", "background": "#fcf8e3", "padding": "8px"})
+
+
+def _graph_or(fig: Any, text: str, gid: str | None = None) -> Any:
+    """The figure, or what is missing when it would draw nothing."""
+    return _graph(fig, gid) if any(len(t.x or t.z or ()) for t in fig.data) else _missing(text)
+
+
 def _graph(fig: Any, gid: str | None = None) -> Any:
     from dash import dcc
 
@@ -125,18 +137,22 @@ def page_overview(data: Data, pid: str | None) -> Any:
     model = data.model(pid)
     gpus = [{"gpu": g.index, "name": str(g.name), "bus id": str(g.pci_bus_id), "memory GB":
              round(gbps(g.memory_total_bytes), 1) if isinstance(g.memory_total_bytes, int) else None,
-             "NVLinks active": len(g.active_nvlinks), "PCIe": f"Gen{g.pcie_gen_max} x{g.pcie_width_max}",
-             "NUMA": str(g.numa_affinity)} for t in p.topologies for g in t.gpus]
+             "NVLinks active": len(g.active_nvlinks) if g.nvlinks or not t.source.startswith("import:") else "unknown",
+             "PCIe": f"Gen{g.pcie_gen_max} x{g.pcie_width_max}" if known(g.pcie_gen_max) else "unknown",
+             "NUMA": show(g.numa_affinity, str)} for t in p.topologies for g in t.gpus]
     warn = warnings_of(p, model)
     rows = headline_rows(p, model)
+    headline = (html.Div([html.Div(_table(rows), style={"flex": "1"}),
+                          html.Div(_graph(F.headline_figure(rows), Id.OVERVIEW_HEADLINE.value), style={"flex": "1"})],
+                         style={"display": "flex", "gap": "12px"}) if rows else
+                _missing("No headline figure to hold against spec: `linkroof bench` measures links, HBM and GEMMs "
+                         "(a profile from `linkroof probe` or an import may hold none)."))
     return html.Div([
         html.H2(f"{', '.join(p.hostnames)}: {len(gpus)} GPUs"),
         html.P(f"Profile {p.id} ({p.label}), {len(p.measurements)} measurements, {p.created_at}"),
         _table(gpus),
         html.H3("Headline figures: measured against spec"),
-        html.Div([html.Div(_table(rows), style={"flex": "1"}),
-                  html.Div(_graph(F.headline_figure(rows), Id.OVERVIEW_HEADLINE.value), style={"flex": "1"})],
-                 style={"display": "flex", "gap": "12px"}),
+        headline,
         html.H3("Warnings"),
         html.Ul([html.Li(w) for w in warn] or [html.Li("none")], id=Id.OVERVIEW_WARNINGS.value),
     ])
@@ -182,7 +198,15 @@ def page_bandwidth(data: Data, pid: str | None) -> Any:
     p = data.get(pid)
     model = data.model(pid)
     patterns = sorted({m.spec.pattern for m in p.measurements if len(m.spec.devices) == 2 and
-                       m.spec.pattern in ("p2p_read", "p2p_write", "bidir")}) or ["p2p_write"]
+                       m.spec.pattern in ("p2p_read", "p2p_write", "bidir")})
+    sweeps = _graph_or(F.bandwidth_sweep_figure(model), "No message-size sweeps in this profile: `linkroof bench` "
+                       "(the sweep family) measures them.")
+    blocks = _graph_or(F.sm_sweep_figure(p), "No block-count sweep in this profile: `linkroof bench` (default or "
+                       "full suite, peer_sm) measures one.")
+    if not patterns:
+        return html.Div([_missing("No peer copies between GPU pairs in this profile: `linkroof bench` (families "
+                                  "peer_ce, peer_sm, peer_tma) measures them, or import nvbandwidth's output "
+                                  "(`linkroof import nvbandwidth FILE`)."), sweeps, blocks])
     mechs = sorted({m.spec.mechanism for m in p.measurements if m.spec.pattern in patterns}) or ["ce"]
     return html.Div([
         html.Div([
@@ -193,8 +217,8 @@ def page_bandwidth(data: Data, pid: str | None) -> Any:
                            id=Id.RELATIVE.value, inline=True),
         ], style={"display": "flex", "gap": "12px", "alignItems": "center"}),
         _graph(F.pair_matrix_figure(p, patterns[-1], "ce" if "ce" in mechs else mechs[0]), Id.HEATMAP.value),
-        _graph(F.bandwidth_sweep_figure(model)),
-        _graph(F.sm_sweep_figure(p)),
+        sweeps,
+        blocks,
     ])
 
 
@@ -208,8 +232,8 @@ def page_collectives(data: Data, pid: str | None) -> Any:
     p = data.get(pid)
     tables = collective_rows(p)
     if not tables:
-        return html.Div([html.P("No collectives in this profile: run `linkroof bench --only nccl`, or import "
-                                "nccl-tests results with `linkroof import nccl-tests FILE`.", id=Id.COLL_EMPTY.value)])
+        return html.Div([_missing("No collectives in this profile: run `linkroof bench --only nccl`, or import "
+                                  "nccl-tests results with `linkroof import nccl-tests FILE`.")], id=Id.COLL_EMPTY.value)
     parts = [_graph(F.collectives_figure(p, data.model(pid)), Id.COLL_GRAPH.value),
              html.H4("As nccl-tests prints them (times in µs, bandwidths in GB/s)")]
     for title, rows in tables.items():
@@ -226,8 +250,15 @@ def page_roofline(data: Data, pid: str | None) -> Any:
     rows = [{"workload": x.workload.name, "ceilings": x.ceilings_kind, "measured ms": round(x.measured_time_s * 1e3, 4),
              "bound ms": round(x.bound_time_s * 1e3, 4), "limiter": x.limiter,
              "fraction": f"{x.fraction_of_roofline:.1%}"} for x in placements]
-    parts = [_graph(F.roofline_figure(model, placements), Id.ROOFLINE_GRAPH.value),
-             _graph(F.bandwidth_roofline_figure(model, placements), Id.BANDWIDTH_ROOFLINE_GRAPH.value),
+    try:
+        roof = _graph(F.roofline_figure(model, placements), Id.ROOFLINE_GRAPH.value)
+    except ValueError:
+        roof = _missing(f"No compute ceiling for {model.gpu_name}: it is not in linkroof's spec table and no GEMM "
+                        "was measured; `linkroof bench --only compute` measures one.")
+    parts = [roof,
+             _graph_or(F.bandwidth_roofline_figure(model, placements), "No NVLink bandwidth by message size in this "
+                       "profile: `linkroof bench` (sweeps, NCCL) or imported nccl-tests results give one.",
+                       Id.BANDWIDTH_ROOFLINE_GRAPH.value),
              html.H4("Placed workloads"), _table(rows) if rows else html.P("None yet: linkroof compare places kernels.")]
     if placements:
         parts.append(_graph(F.speed_of_light_figure(placements)))

@@ -195,7 +195,7 @@ def headline_figure(rows: list[dict]) -> go.Figure:
                            hovertemplate="%{y}: %{x:.1f}% of spec<extra></extra>"))
     fig.update_xaxes(range=[0, max([110.0] + [r["percent_of_spec"] + 5 for r in rows])], title="% of spec")
     fig.update_yaxes(autorange="reversed")
-    fig.update_layout(title="Measured as % of spec", template="plotly_white", height=120 + 28 * len(rows),
+    fig.update_layout(title="Measured as % of spec", template="plotly_white", height=max(220, 120 + 28 * len(rows)),
                       margin={"l": 200})
     return fig
 
