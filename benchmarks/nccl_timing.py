@@ -9,9 +9,11 @@ each collective and size timed several ways in one run:
              loop (nccl-tests without -G: the host's launch is in the time)
 
 Every variant runs the same communicator and buffers; results are checked once at the
-end of each (collective, size).
+end of each (collective, size). `--alloc ncclmem` allocates every buffer with NCCL's
+own ncclMemAlloc (cuMem memory NCCL can register, as nccl-tests >= 2.19 does) instead
+of CuPy's pool.
 
-    python3 benchmarks/nccl_timing.py [--sizes 1M,16M,64M,256M] [--iters 20] [--runs 3]
+    python3 benchmarks/nccl_timing.py [--sizes 1M,16M,64M,256M] [--iters 20] [--runs 3] [--alloc pool|ncclmem]
 """
 
 from __future__ import annotations
@@ -34,8 +36,10 @@ def main() -> None:
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--json", dest="json_out")
+    ap.add_argument("--alloc", choices=["pool", "ncclmem"], default="pool")
     args = ap.parse_args()
     cupy = cp()
+    nccl_array = _nccl_arrays(cupy) if args.alloc == "ncclmem" else None
     nccl = N.nccl_module()
     gpus = [0, 1]
     comms = nccl.NcclCommunicator.initAll(gpus)
@@ -62,6 +66,11 @@ def main() -> None:
         for size in parse_size_range(args.sizes):
             parts = [N._Participant(nccl, c, d, r, 2, coll, size, "fp32", False) for r, (c, d) in
                      enumerate(zip(comms, gpus))]
+            if nccl_array is not None:  # the same buffers, in memory from ncclMemAlloc
+                for p in parts:
+                    p.send = nccl_array(p.send_n, p.send.dtype, p.dev)
+                    p.recv = nccl_array(p.recv_n, p.recv.dtype, p.dev)
+                    p.reset()
 
             def rep(ss, parts=parts):
                 nccl.groupStart()
@@ -119,6 +128,30 @@ def main() -> None:
                   + (f"  {out['graph_error'][0]}" if "graph_error" in out else ""), flush=True)
     if args.json_out:
         json.dump(rows, open(args.json_out, "w"), indent=1)
+
+
+_KEEP: list = []  # ncclMemAlloc'd memory stays mapped for the whole run (NCCL may keep it registered)
+
+
+def _nccl_arrays(cupy):
+    """Arrays in memory from ncclMemAlloc (the same libnccl CuPy uses), on a given GPU."""
+    import ctypes
+
+    lib = ctypes.CDLL("libnccl.so.2")
+    lib.ncclMemAlloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
+
+    def array(n, dtype, device):
+        nbytes = max(1, n * cupy.dtype(dtype).itemsize)
+        with cupy.cuda.Device(device):
+            ptr = ctypes.c_void_p()
+            rc = lib.ncclMemAlloc(ctypes.byref(ptr), nbytes)
+            if rc != 0:
+                raise MemoryError(f"ncclMemAlloc({nbytes}) failed: {rc}")
+            mem = cupy.cuda.UnownedMemory(ptr.value, nbytes, None, device)
+            _KEEP.append(mem)
+            return cupy.ndarray((n,), dtype, cupy.cuda.MemoryPointer(mem, 0))
+
+    return array
 
 
 if __name__ == "__main__":
