@@ -152,8 +152,8 @@ def _figure(m: Any) -> str:
 
 
 def _nccl_group(m: Any) -> tuple[Any, ...]:
-    p = m.spec.params
-    return m.spec.name, p.get("dtype"), p.get("in_place"), p.get("rank_time"), m.rank, m.source
+    """One collective's sweep: the spec's key but for its size (and a gate fallback)."""
+    return m.spec.key(ignore=("message_bytes", "repetitions", "params.gated")) + (m.rank, m.source)
 
 
 def bench_summary(profile: Profile) -> Group:

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import factories
 import pytest
 
 from linkroof.profiler.distributed import RankReport, run_distributed, standin_work
@@ -234,16 +235,14 @@ def test_rank_zero_merges_collectives_and_the_exchange_between_hosts(monkeypatch
 
     from linkroof.profiler import distributed as D
     from linkroof.microbench.nccl import INTERNODE
-    from linkroof.schema import BenchSpec, Measurement
 
     hosts = {0: "a", 1: "a", 2: "b", 3: "b"}
     topo = probe(replay="h200x2")
 
     def rank_report(r):
         def m(name, pattern, t):
-            spec = BenchSpec(name, "nccl", pattern, (r,), 1 << 20, 3, params={"dtype": "fp32", "in_place": False,
-                                                                              "rank_time": "this rank"})
-            return Measurement(spec, (t, t, t), 1 << 20, "nccl", True, busbw_factor=1.0, host=hosts[r], rank=r)
+            return factories.measurement(name, "nccl", pattern, (r,), 1 << 20, (t, t, t), busbw=1.0, host=hosts[r],
+                                         rank=r, dtype="fp32", in_place=False, rank_time="this rank")
 
         return RankReport(r, hosts[r], topology=dataclasses.replace(topo, host=dataclasses.replace(topo.host,
                                                                                                    hostname=hosts[r])),
