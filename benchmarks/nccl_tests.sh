@@ -25,6 +25,6 @@ fi
 export LD_LIBRARY_PATH=$home/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 for g in 1 0; do
   for c in $colls; do
-    timeout 300 $build/${c}_perf $range -g 2 -G $g -n 100
+    timeout 300 $build/${c}_perf $range -g 2 -G $g -n ${NCCL_TESTS_ITERS:-100}
   done
 done

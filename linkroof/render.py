@@ -153,7 +153,7 @@ def _figure(m: Any) -> str:
 
 def _nccl_group(m: Any) -> tuple[Any, ...]:
     """One collective's sweep: the spec's key but for its size (and a gate fallback)."""
-    return m.spec.key(ignore=("message_bytes", "repetitions", "params.gated")) + (m.rank, m.source)
+    return m.spec.key(ignore=("message_bytes", "repetitions")) + (m.rank, m.source)
 
 
 def bench_summary(profile: Profile) -> Group:
@@ -178,7 +178,7 @@ def bench_summary(profile: Profile) -> Group:
             continue
         params = ", ".join(f"{k}={v}" for k, v in m.spec.params.items()
                            if k in ("blocks", "unroll", "loops", "chunk", "stages", "dtype", "host_memory", "mode",
-                                    "peer_access", "sms_sampled")
+                                    "peer_access", "sms_sampled", "timing")
                            or (k == "in_place" and v))
         t.add_row(m.spec.name, m.spec.mechanism, m.spec.pattern, ",".join(map(str, m.spec.devices)),
                   format_size(m.spec.message_bytes) if m.bytes_per_rep else "", params, _figure(m),

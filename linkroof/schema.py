@@ -228,6 +228,9 @@ class Params(dict):
         return (Params, (dict(self),))
 
 
+# Parameters that say how a figure was timed, not what was measured: never part of a key
+TIMING_NOTES = ("gated", "method", "other_method_median_s")
+
 # Spellings of documents written before linkroof settled on one name per collective
 _LEGACY_NAMES = {"alltoall": "all_to_all", "nccl_alltoall": "nccl_all_to_all"}
 
@@ -254,8 +257,9 @@ class BenchSpec:
     def key(self, ignore: tuple[str, ...] = ("repetitions",)) -> tuple[Any, ...]:
         """The one key for grouping and matching figures: every field but `ignore`
         (repetitions by default: the same figure taken with more repetitions is the
-        same figure), parameters included; "params.<name>" leaves out one parameter."""
-        params = Params({k: v for k, v in self.params.items() if f"params.{k}" not in ignore})
+        same figure), parameters included but for the notes on how it was timed
+        (TIMING_NOTES); "params.<name>" leaves out one more parameter."""
+        params = Params({k: v for k, v in self.params.items() if f"params.{k}" not in ignore and k not in TIMING_NOTES})
         return tuple((f.name, params if f.name == "params" else getattr(self, f.name))
                      for f in dataclasses.fields(self) if f.name not in ignore)
 

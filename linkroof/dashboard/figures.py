@@ -386,14 +386,16 @@ def collectives_figure(profile, model: MachineModel | None = None) -> go.Figure:
     fig = go.Figure()
     series: dict[tuple[str, str, str], dict[int, float]] = {}
     for m in profile.measurements:
+        launch = m.spec.params.get("timing") == "host_launch"
         if m.spec.mechanism != "nccl" or m.spec.params.get("in_place") or \
-                m.spec.params.get("rank_time") == "this rank":
-            continue
+                m.spec.params.get("rank_time") == "this rank" or (launch and m.source == "linkroof"):
+            continue  # linkroof's: the GPU's time per call (the tables show the time with the host's launch too)
         bw = m.busbw_bytes_per_s
         dtype = str(m.spec.params.get("dtype") or "")
         dtype = "" if dtype in ("fp32", "float", "float32") else dtype  # fp32 unnamed: the usual baseline
+        source = m.source + (", graph" if m.source != "linkroof" and m.spec.params.get("timing") == "device" else "")
         if bw == bw:
-            series.setdefault((m.spec.pattern, dtype, m.source), {})[m.spec.message_bytes] = gbps(bw)
+            series.setdefault((m.spec.pattern, dtype, source), {})[m.spec.message_bytes] = gbps(bw)
     for (coll, dtype, source), pts in sorted(series.items()):
         xs = sorted(pts)
         fig.add_trace(go.Scatter(x=xs, y=[pts[x] for x in xs], mode="lines+markers",

@@ -20,11 +20,77 @@ from ..roofline.collectives import COLLECTIVES, NO_IN_PLACE, actual_bytes, busbw
 from ..schema import BenchSpec, Measurement, slowest_per_repetition
 from .buffers import sorted_unique
 from .cuda import BenchError, cp
-from .timing import GateTimeout, stream, time_grouped
+from .timing import GateTimeout, stream, time_graph, time_grouped, time_host_loop
 
 DTYPES = {"fp32": ("NCCL_FLOAT32", 4), "fp16": ("NCCL_FLOAT16", 2), "bf16": ("NCCL_BFLOAT16", 2)}
 INTERNODE = "sendrecv_internode"  # send/recv between hosts, every rank with its partner at once
 CONVENTION = "nccl-tests: algbw = size / time, busbw = algbw x factor"
+
+
+# Timing definitions of a collective (params["timing"]): "device", the GPU's time per call
+# (the better of the gated stream and CUDA-graph replay, as nccl-tests -G); "host_launch",
+# the time per call of a Python loop issuing them back to back (as nccl-tests without -G).
+DEVICE, HOST_LAUNCH = "device", "host_launch"
+
+
+class _Buffers:
+    """Collective buffers in memory from NCCL's own ncclMemAlloc (cuMem memory NCCL can
+    register: under CUDA-graph capture it then moves data between user buffers directly,
+    as nccl-tests >= 2.19, whose buffers come from ncclMemAlloc too). One growing buffer
+    per device and role, reused across sizes and never freed while the process runs
+    (NCCL may still hold it registered). Where ncclMemAlloc is missing (older NCCL, or
+    LINKROOF_NCCL_BUFFERS=pool), CuPy's pool (cudaMalloc)."""
+
+    def __init__(self) -> None:
+        import ctypes
+        import os
+
+        self.lib = None
+        self.kind = "cudaMalloc (CuPy pool)"
+        if os.environ.get("LINKROOF_NCCL_BUFFERS", "ncclMemAlloc") != "pool":
+            try:
+                lib = ctypes.CDLL("libnccl.so.2")
+                lib.ncclMemAlloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
+                lib.ncclMemAlloc.restype = ctypes.c_int
+                self.lib, self.kind = lib, "ncclMemAlloc"
+            except (OSError, AttributeError):
+                pass
+        self.raw: dict[tuple[int, str], Any] = {}
+        self.keep: list[Any] = []
+
+    def get(self, device: int, role: str, n: int, dtype: str) -> Any:
+        """A fresh-shaped array of `n` elements of `dtype` on `device` (contents undefined)."""
+        import ctypes
+
+        cupy = cp()
+        storage = cupy.uint16 if dtype in ("fp16", "bf16") else cupy.float32
+        nbytes = n * cupy.dtype(storage).itemsize
+        if self.lib is None:
+            with cupy.cuda.Device(device):
+                return cupy.empty(n, storage)
+        raw = self.raw.get((device, role))
+        if raw is None or raw.size < nbytes:
+            size = max(4 << 20, 1 << (nbytes - 1).bit_length())
+            with cupy.cuda.Device(device):
+                ptr = ctypes.c_void_p()
+                rc = self.lib.ncclMemAlloc(ctypes.byref(ptr), size)
+                if rc != 0:
+                    raise BenchError(f"ncclMemAlloc of {size} bytes on GPU{device} failed (NCCL error {rc})")
+                mem = cupy.cuda.UnownedMemory(ptr.value, size, None, device)
+                raw = cupy.ndarray((size,), cupy.uint8, cupy.cuda.MemoryPointer(mem, 0))
+            self.keep.append(raw)
+            self.raw[(device, role)] = raw
+        return raw[:nbytes].view(storage)
+
+
+_BUFFERS: _Buffers | None = None
+
+
+def _buffers() -> _Buffers:
+    global _BUFFERS
+    if _BUFFERS is None:
+        _BUFFERS = _Buffers()
+    return _BUFFERS
 
 
 def nccl_module() -> Any:
@@ -96,14 +162,15 @@ class _Participant:
         send_n, recv_n = layout(coll, nbytes, n, esize)
         if send_n == 0 or recv_n == 0:
             raise BenchError(f"{nbytes} bytes is too small for {coll} over {n} ranks")
-        with cupy.cuda.Device(dev):
-            if in_place:  # nccl-tests' layouts: the input is the rank's slice of the output, or vice versa
-                buf = _to_dtype(cupy.full(max(send_n, recv_n), -1.0), dtype)
-                self.send = buf[rank * send_n:(rank + 1) * send_n] if coll == "all_gather" else buf[:send_n]
-                self.recv = buf[rank * recv_n:(rank + 1) * recv_n] if coll == "reduce_scatter" else buf[:recv_n]
-            else:
-                self.send = _to_dtype(cupy.zeros(send_n), dtype)
-                self.recv = _to_dtype(cupy.full(recv_n, -1.0), dtype)
+        buffers = _buffers()
+        self.buffers = buffers.kind
+        if in_place:  # nccl-tests' layouts: the input is the rank's slice of the output, or vice versa
+            buf = buffers.get(dev, "inout", max(send_n, recv_n), dtype)
+            self.send = buf[rank * send_n:(rank + 1) * send_n] if coll == "all_gather" else buf[:send_n]
+            self.recv = buf[rank * recv_n:(rank + 1) * recv_n] if coll == "reduce_scatter" else buf[:recv_n]
+        else:
+            self.send = buffers.get(dev, "send", send_n, dtype)
+            self.recv = buffers.get(dev, "recv", recv_n, dtype)
         self.send_n, self.recv_n = send_n, recv_n
         self.reset()
 
@@ -178,8 +245,16 @@ _COMMS: dict[tuple[int, ...], list[Any]] = {}
 
 def collective(gpus: list[int], coll: str, nbytes: int, dtype: str = "fp32", in_place: bool = False,
                reps: int = 20) -> Measurement:
-    """One process driving every GPU in `gpus` (grouped calls); the slowest GPU's time
-    per repetition."""
+    """One process driving every GPU in `gpus` (grouped calls): the device time per call
+    (the slowest GPU's, per repetition)."""
+    return collective_timings(gpus, coll, nbytes, dtype, in_place, reps, host_launch=False)[0]
+
+
+def collective_timings(gpus: list[int], coll: str, nbytes: int, dtype: str = "fp32", in_place: bool = False,
+                       reps: int = 20, host_launch: bool = True) -> list[Measurement]:
+    """Both timing definitions of one collective: the device time (the better of the
+    gated stream and CUDA-graph replay) and, with `host_launch`, the per-call time of a
+    Python loop. Every result is checked: after the eager run and after a graph replay."""
     if coll not in COLLECTIVES:
         raise BenchError(f"unknown collective {coll!r} (one of {', '.join(COLLECTIVES)})")
     if in_place and coll in NO_IN_PLACE:
@@ -193,35 +268,79 @@ def collective(gpus: list[int], coll: str, nbytes: int, dtype: str = "fp32", in_
     comms = _COMMS[key]
     n = len(gpus)
     parts = [_Participant(nccl, c, d, r, n, coll, nbytes, dtype, in_place) for r, (c, d) in enumerate(zip(comms, gpus))]
-    per_dev, checks, gated = _time_and_check(nccl, parts, reps)
-    times = slowest_per_repetition(per_dev)
-    return _measurement(coll, n, nbytes, dtype, in_place, times, sum(w for w, _ in checks), sum(c for _, c in checks),
-                        tuple(gpus), {"processes": 1, **({} if gated else {"gated": False})})
+    runs = _time_and_check(nccl, parts, reps, host_launch)
+    return [_measurement(coll, n, nbytes, dtype, in_place, slowest_per_repetition(per_dev), wrong, checked,
+                         tuple(gpus), {"processes": 1, **params}) for per_dev, wrong, checked, params in runs]
 
 
-def _time_and_check(nccl: Any, parts: list[_Participant], reps: int) -> tuple[list[list[float]],
-                                                                            list[tuple[int, int]], bool]:
-    """Time `reps` grouped calls of every participant (gated, else ungated), then check
-    a fresh run: (seconds per repetition per participant, checks, gated)."""
+def _time_and_check(nccl: Any, parts: list[_Participant], reps: int, host_launch: bool = False,
+                    graph: bool = True) -> list[tuple[list[list[float]], int, int, dict[str, Any]]]:
+    """Time `reps` grouped calls of every participant and check the results: for the
+    device time, gated (else ungated) and, out of place, from a CUDA graph, keeping the
+    better; with `host_launch`, a plain loop too. One (seconds per repetition per
+    participant, wrong, checked, parameters) per timing definition."""
     def rep(streams: list[Any]) -> None:
         nccl.groupStart()  # send/recv pairs (all-to-all, send/recv) must be posted together
         for p, s in zip(parts, streams):
             p.issue(s)
         nccl.groupEnd()
 
+    def checked() -> tuple[int, int]:
+        results = [p.check() for p in parts]
+        return sum(w for w, _ in results), sum(c for _, c in results)
+
     ops = 2 * parts[0].n if parts[0].coll == "all_to_all" else 2
     devices = [p.dev for p in parts]
+    streams = [stream(d, 0) for d in devices]
+    common = {"buffers": parts[0].buffers}
     try:
-        per_dev = time_grouped(devices, rep, reps, warmup=3, ops_per_rep=ops)
+        gated_times = time_grouped(devices, rep, reps, warmup=3, ops_per_rep=ops)
         gated = True
     except GateTimeout:
-        per_dev = time_grouped(devices, rep, reps, warmup=0, settle=0, gated=False)
+        gated_times = time_grouped(devices, rep, reps, warmup=0, settle=0, gated=False)
         gated = False
-    return per_dev, _checked_run(parts, rep), gated
+    wrong, count = _checked_run(parts, rep)
+    device = (gated_times, wrong, count, {**common, "timing": DEVICE, "method": "gated" if gated else "ungated"})
+    if graph and not parts[0].in_place:  # in place, repeated reductions would compound: the eager run only
+        graph_times, replay, destroy = time_graph(devices, streams, rep, reps)
+        try:
+            for p in parts:  # what the graph computes, checked: from fresh inputs, one replay
+                _sync(p.dev)
+                p.reset()
+                _sync(p.dev)
+            replay()
+            for s in streams:
+                s.synchronize()
+            g_wrong, g_count = checked()
+        finally:
+            destroy()
+        if _median(slowest_per_repetition(graph_times)) < _median(slowest_per_repetition(gated_times)):
+            device = (graph_times, wrong + g_wrong, count + g_count,
+                      {**common, "timing": DEVICE, "method": "graph",
+                       "other_method_median_s": _median(slowest_per_repetition(gated_times))})
+        else:
+            device = (gated_times, wrong + g_wrong, count + g_count,
+                      {**device[3], "other_method_median_s": _median(slowest_per_repetition(graph_times))})
+    out = [device]
+    if host_launch:
+        loop_times = time_host_loop(devices, streams, rep, reps)
+        out.append((loop_times, device[1], device[2], {**common, "timing": HOST_LAUNCH, "method": "python loop"}))
+    return out
 
 
-def _checked_run(parts: list[_Participant], rep: Any) -> list[tuple[int, int]]:
-    """After the timed repetitions: reset every input, run the collective once, check."""
+def _median(xs: Any) -> float:
+    import statistics
+
+    return statistics.median(xs)
+
+
+def _sync(device: int) -> None:
+    cp().cuda.Device(device).synchronize()
+
+
+def _checked_run(parts: list[_Participant], rep: Any) -> tuple[int, int]:
+    """After the timed repetitions: reset every input, run the collective once, check:
+    (wrong, checked) over every participant."""
     cupy = cp()
     for p in parts:
         cupy.cuda.Device(p.dev).synchronize()
@@ -230,7 +349,8 @@ def _checked_run(parts: list[_Participant], rep: Any) -> list[tuple[int, int]]:
     rep([stream(p.dev, 0) for p in parts])
     for p in parts:
         cupy.cuda.Device(p.dev).synchronize()
-    return [p.check() for p in parts]
+    results = [p.check() for p in parts]
+    return sum(w for w, _ in results), sum(c for _, c in results)
 
 
 class RankCollectives:
@@ -248,9 +368,10 @@ class RankCollectives:
     def run(self, coll: str, nbytes: int, dtype: str = "fp32", in_place: bool = False, reps: int = 20) -> Measurement:
         n, rank = self.comm.ctx.world, self.comm.ctx.rank
         part = _Participant(self.nccl, self.nc, self.device, rank, n, coll, nbytes, dtype, in_place)
-        (times,), ((wrong, checked),), _ = _time_and_check(self.nccl, [part], reps)
+        # one method on every rank (each rank choosing its own could not be merged): the gate
+        ((times,), wrong, checked, params), = _time_and_check(self.nccl, [part], reps, graph=False)
         return _measurement(coll, n, nbytes, dtype, in_place, times, wrong, checked, (rank,),
-                            {"processes": n, "rank_time": "this rank"})
+                            {"processes": n, "rank_time": "this rank", **params})
 
     def run_internode(self, nbytes: int, peers: tuple[int | None, int | None], dtype: str = "fp32",
                       reps: int = 20) -> Measurement:
@@ -258,8 +379,9 @@ class RankCollectives:
         the previous one, all at once (every NIC rail busy): bytes sent per second."""
         n, rank = self.comm.ctx.world, self.comm.ctx.rank
         part = _Participant(self.nccl, self.nc, self.device, rank, n, "sendrecv", nbytes, dtype, False, peers)
-        (times,), ((wrong, checked),), _ = _time_and_check(self.nccl, [part], reps)
+        ((times,), wrong, checked, params), = _time_and_check(self.nccl, [part], reps, graph=False)
         m = _measurement("sendrecv", n, nbytes, dtype, False, times, wrong, checked, (rank,),
-                         {"processes": n, "rank_time": "this rank", "send_to": peers[0], "recv_from": peers[1]})
+                         {"processes": n, "rank_time": "this rank", "send_to": peers[0], "recv_from": peers[1],
+                          **params})
         return dataclasses.replace(m, spec=dataclasses.replace(m.spec, name="nccl_internode_sendrecv",
                                                                pattern=INTERNODE))

@@ -178,3 +178,87 @@ def time_calls(call: Callable[[int], Any], reps: int, framework: str = "cupy", g
         s = cupy.cuda.get_current_stream()
     counter = iter(range(reps))
     return time_repetitions([device], [s], lambda _: call(next(counter)), reps, warmup=0, gated=gated)[0]
+
+
+def time_graph(devices: list[int], streams: list[Any], enqueue_rep: Callable[[list[Any]], None], reps: int,
+               replays: int = 5) -> tuple[list[list[float]], Callable[[], None], Callable[[], None]]:
+    """`reps` repetitions captured in one CUDA graph per stream, replayed `replays` times
+    (nccl-tests -G): seconds per repetition, one value per replay (its time / reps), one
+    list per stream; a function that replays the graph once more (to check what it
+    computes); and one that destroys the graphs (call it before freeing their buffers)."""
+    cupy = cp()
+    rt = cupy.cuda.runtime
+    for s in streams:
+        s.synchronize()
+    for d, s in zip(devices, streams):
+        with cupy.cuda.Device(d):
+            rt.streamBeginCapture(s.ptr, rt.streamCaptureModeRelaxed)
+    try:
+        for _ in range(reps):
+            enqueue_rep(streams)
+    finally:
+        graphs = []
+        for d, s in zip(devices, streams):
+            with cupy.cuda.Device(d):
+                graphs.append(rt.streamEndCapture(s.ptr))
+    execs = []
+    for d, g in zip(devices, graphs):
+        with cupy.cuda.Device(d):
+            execs.append(rt.graphInstantiate(g))
+
+    def replay() -> None:
+        for d, s, x in zip(devices, streams, execs):
+            with cupy.cuda.Device(d):
+                rt.graphLaunch(x, s.ptr)
+
+    def destroy() -> None:
+        for s in streams:
+            s.synchronize()
+        for d, g, x in zip(devices, graphs, execs):
+            with cupy.cuda.Device(d):
+                rt.graphExecDestroy(x)
+                rt.graphDestroy(g)
+
+    replay()  # warm-up: first launch uploads the graph
+    out: list[list[float]] = [[] for _ in streams]
+    for _ in range(replays):
+        starts = _marks(devices, streams)
+        replay()
+        ends = _marks(devices, streams)
+        for lst, a, b in zip(out, starts, ends):
+            b.synchronize()
+            lst.append(cupy.cuda.get_elapsed_time(a, b) / 1e3 / reps)
+    return out, replay, destroy
+
+
+def time_host_loop(devices: list[int], streams: list[Any], enqueue_rep: Callable[[list[Any]], None], reps: int,
+                   loops: int = 5) -> list[list[float]]:
+    """Per-call time with the host's launch in it, as nccl-tests without -G and as a
+    user's Python loop sees it: `reps` repetitions issued back to back from Python with
+    an event before and after the loop; one value per loop (its time / reps)."""
+    cupy = cp()
+    enqueue_rep(streams)  # warm
+    for s in streams:
+        s.synchronize()
+    out: list[list[float]] = [[] for _ in streams]
+    for _ in range(loops):
+        starts = _marks(devices, streams)
+        for _ in range(reps):
+            enqueue_rep(streams)
+        ends = _marks(devices, streams)
+        for lst, a, b in zip(out, starts, ends):
+            b.synchronize()
+            lst.append(cupy.cuda.get_elapsed_time(a, b) / 1e3 / reps)
+    return out
+
+
+def _marks(devices: list[int], streams: list[Any]) -> list[Any]:
+    """An event recorded now on each stream."""
+    cupy = cp()
+    events = []
+    for d, s in zip(devices, streams):
+        with cupy.cuda.Device(d):
+            e = cupy.cuda.Event()
+            e.record(s)
+            events.append(e)
+    return events

@@ -25,8 +25,7 @@ from .launch import Comm
 
 LOCAL_FAMILIES = ("host", "local", "latency", "compute")
 # What differs between the ranks' measurements of one collective
-RANK_FIELDS = ("devices", "repetitions", "params.send_to", "params.recv_from", "params.rank_time",
-               "params.gated")
+RANK_FIELDS = ("devices", "repetitions", "params.send_to", "params.recv_from", "params.rank_time")
 
 
 @dataclass

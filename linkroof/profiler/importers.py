@@ -260,12 +260,16 @@ def _parse_nvb_text(text: str, path: str) -> Imported:
 # ------------------------------------------------------------------ nccl-tests
 
 def _nccl_measurement(coll: str, ranks: int, size: int, dtype: str, redop: str, root: str, in_place: bool,
-                      time_us: float, algbw: float, busbw: float, wrong: str, iters: int) -> Measurement:
+                      time_us: float, algbw: float, busbw: float, wrong: str, iters: int,
+                      graph: int = 0) -> Measurement:
+    """One nccl-tests figure. With -G (graph launches) its time is the GPU's per call
+    (linkroof's "device" timing); without, the host's launch is in it ("host_launch")."""
     checked = wrong not in ("N/A", "nan")
     ok = checked and float(wrong) == 0
     coll, dtype = canonical(coll), canonical_dtype(dtype)  # nccl-tests' alltoall and float: all_to_all and fp32
     spec = BenchSpec(f"nccl_{coll}", "nccl", coll, tuple(range(ranks)), size, iters,
-                     params={"dtype": dtype, "redop": redop, "root": root, "in_place": in_place})
+                     params={"dtype": dtype, "redop": redop, "root": root, "in_place": in_place,
+                             "timing": "device" if graph else "host_launch"})
     factor = busbw_factor(coll, ranks)
     return Measurement(spec=spec, times_s=(), bytes_per_rep=size,
                        bytes_convention="nccl-tests: algbw = size / time, busbw = algbw x factor",
@@ -283,6 +287,7 @@ def parse_nccl_tests(text: str, path: str = "<nccl-tests>") -> Imported:
     coll = None
     ranks = 0
     iters = 0
+    graph = 0
     gpus = []
     hostname = ""
     out: list[Measurement] = []
@@ -291,11 +296,13 @@ def parse_nccl_tests(text: str, path: str = "<nccl-tests>") -> Imported:
     for no, line in enumerate(lines, 1):
         m = re.search(r"Collective test starting: (\w+?)_perf", line)
         if m:
-            coll = m.group(1)
+            coll, ranks = m.group(1), 0  # each test lists its ranks again
             continue
         m = re.search(r"nThread (\d+) nGpus (\d+).* iters: (\d+)", line)
         if m:
             iters = int(m.group(3))
+            g = re.search(r"graph: (\d+)", line)
+            graph = int(g.group(1)) if g else 0
             continue
         m = re.match(r"#\s+Rank\s+(\d+) .* on\s+(\S+) device\s+(\d+) \[([0-9a-fA-F:.]+)\]\s+(.*)$", line)
         if m:
@@ -325,9 +332,9 @@ def parse_nccl_tests(text: str, path: str = "<nccl-tests>") -> Imported:
             raise _err(path, no, f"unreadable row {line.strip()!r}") from None
         n = max(ranks, 1)
         out.append(_nccl_measurement(coll, n, size, cells[2], cells[3], cells[4], False, values[0], values[1],
-                                     values[2], cells[8], iters))
+                                     values[2], cells[8], iters, graph))
         out.append(_nccl_measurement(coll, n, size, cells[2], cells[3], cells[4], True, values[3], values[4],
-                                     values[5], cells[12], iters))
+                                     values[5], cells[12], iters, graph))
     if coll is None:
         raise _err(path, 1, "not nccl-tests output (no '# Collective test starting' line)")
     if not concluded:
@@ -367,7 +374,8 @@ def _parse_nccl_json(text: str, path: str) -> Imported:
                 out.append(_nccl_measurement(coll, ranks, int(r["size"]), str(r["type"]), str(r["redop"]),
                                              str(r["root"]).strip(), in_place, float(part["time"]),
                                              float(part["alg_bw"]), float(part["bus_bw"]),
-                                             "N/A" if wrong is None or wrong != wrong else str(wrong), iters))
+                                             "N/A" if wrong is None or wrong != wrong else str(wrong), iters,
+                                             int(cfg.get("graph", 0) or 0)))
         except (KeyError, TypeError, ValueError) as e:
             raise _err(path, None, f"results[{k}]: missing or bad field ({e})") from None
     host = devices[0].get("hostname", "") if devices else ""

@@ -237,7 +237,7 @@ def make_plan(topo: Topology, suite: str = "default", gpus: Iterable[int] | None
     if len(usable) >= 2 and "nccl" in families:
         grid = nccl_grid(suite, sizes)
         for coll, size, ip, dt in grid:
-            add("nccl", f"NCCL {coll} {size} B {dt}{' in-place' if ip else ''}", nccl.collective, gpus=usable,
+            add("nccl", f"NCCL {coll} {size} B {dt}{' in-place' if ip else ''}", nccl.collective_timings, gpus=usable,
                 coll=coll, nbytes=size, in_place=ip, reps=20, dtype=dt)
 
     # 8. message-size sweeps per mechanism, on the first pair (last: the longest family)

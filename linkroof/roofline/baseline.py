@@ -25,7 +25,8 @@ def nccl_baseline(profile: Profile, workload: Workload) -> Measurement | None:
     if not cands:
         return None
     return min(cands, key=lambda m: (abs(math.log2(m.spec.message_bytes) - math.log2(workload.message_bytes)),
-                                     canonical_dtype(str(m.spec.params.get("dtype", "fp32"))) != want))
+                                     canonical_dtype(str(m.spec.params.get("dtype", "fp32"))) != want,
+                                     m.spec.params.get("timing") == "host_launch"))  # the device time first
 
 
 def kernel_placements(name: str, median_s: float, counted_link_bytes: float | None, workload: Workload | None,

@@ -79,3 +79,19 @@ def test_a_corrupted_result_is_caught(monkeypatch, coll):
     monkeypatch.setattr(nccl._Participant, "check", corrupt_then_check)
     m = nccl.collective([0, 1], coll, 1 << 20, reps=3)
     assert not m.verified and "#wrong 1 of" in m.verification, m.verification
+
+
+@needs_two
+def test_both_timing_definitions_are_recorded_and_checked():
+    """The device time (the better of the gated stream and a CUDA-graph replay, whose
+    result is checked too) and the per-call time of a Python loop, both labelled."""
+    from linkroof.microbench import nccl
+
+    device, launch = nccl.collective_timings([0, 1], "all_to_all", 16 << 20, reps=10)
+    assert device.spec.params["timing"] == "device" and launch.spec.params["timing"] == "host_launch"
+    assert device.spec.params["method"] in ("gated", "graph") and device.spec.params["other_method_median_s"] > 0
+    assert device.verified and "#wrong 0 of" in device.verification
+    assert device.spec.params["buffers"] == "ncclMemAlloc"
+    assert launch.median_s > 0.9 * device.median_s  # the host's launch only adds
+    ip, = nccl.collective_timings([0, 1], "all_reduce", 1 << 20, in_place=True, reps=10, host_launch=False)
+    assert ip.verified and ip.spec.params["method"] == "gated"  # in place: repeated replays would compound
