@@ -20,7 +20,7 @@ if [ ! -x $build/all_reduce_perf ]; then
   make -C "$src/src" -j 16 MPI=0 NCCL_HOME=$home BUILDDIR=$build \
     NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" >"$out/nccl_tests_build.log" 2>&1 \
     || { tail -20 "$out/nccl_tests_build.log"; exit 3; }
-  echo "built nccl-tests in $(ms $t) ms"
+  echo "built nccl-tests in $(ms $t) ms" >&2
 fi
 export LD_LIBRARY_PATH=$home/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 for g in 1 0; do
