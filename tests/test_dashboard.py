@@ -224,3 +224,24 @@ def test_size_axes_are_binary_and_heatmaps_show_numbers():
         assert "1 GiB" in ticks and "64 KiB" in ticks and not any(t.endswith("B") and t[:-1].isdigit() for t in ticks)
     heat = F.pair_matrix_figure(p, "p2p_write", "ce")
     assert heat.data[0].texttemplate == "%{z:.1f}"
+
+
+def test_both_timing_definitions_are_labelled_in_the_tables():
+    import factories
+    from linkroof.render import collectives_tables
+    from linkroof.roofline.summaries import collective_rows
+
+    p = factories.profile([factories.collective("all_to_all", 16 << 20, 37.5e-6, timing="device", method="graph"),
+                           factories.collective("all_to_all", 16 << 20, 53.1e-6, timing="host_launch",
+                                                method="python loop")])
+    (row,) = collective_rows(p)["all_to_all fp32 (linkroof)"]
+    assert row["out_time_us"] == 37.5 and row["out_launch_time_us"] == 53.1
+    from rich.console import Console
+
+    console = Console(width=250, record=True)
+    console.print(collectives_tables(collective_rows(p)))
+    assert "time with host launch (us)" in console.export_text()
+    from linkroof.roofline.model import MachineModel
+
+    roof = MachineModel.from_profile(p).find("link:nvlink", "measured", "nccl")
+    assert roof.value == pytest.approx((16 << 20) / 37.5e-6 / 2)  # the device time makes the ceiling (busbw x1/2)
