@@ -363,6 +363,30 @@ def _load_profile(ctx: click.Context, which: str | None) -> Any:
     return profile
 
 
+def _same_machine(profile: Any, force: bool) -> Any:
+    """Say which profile places the workload, and refuse one measured on another machine
+    (GPU model, count, active NVLinks) unless forced. Returns this machine's topology,
+    or None where no GPU can be probed (then nothing can be checked, and it says so)."""
+    from .errors import NoGpuError
+    from .profiler import probe as probe_mod
+    from .roofline.summaries import machine_differences
+
+    click.echo(f"Using profile {profile.id} ({profile.label or 'no label'}, {profile.created_at[:19]}, "
+               f"{', '.join(profile.hostnames)}).", err=True)
+    try:
+        here = probe_mod.probe()
+    except NoGpuError:
+        click.echo("No GPU here: cannot check that this profile describes the machine the time came from.", err=True)
+        return None
+    diffs = machine_differences(profile.topology, here)
+    if diffs and not force:
+        raise UserError(f"profile {profile.id} describes another machine ({'; '.join(diffs)}): measure this one "
+                        "(linkroof bench), choose another with --profile, or --force to place against it anyway")
+    if diffs:
+        _warn(f"Placing against another machine's profile (--force): {'; '.join(diffs)}.")
+    return here
+
+
 PROFILE_HELP = "Profile id (or prefix), a profile JSON file, or 'reference' (default: newest in the store)."
 
 
@@ -371,10 +395,11 @@ PROFILE_HELP = "Profile id (or prefix), a profile JSON file, or 'reference' (def
 @click.option("--workload", type=click.Path(dir_okay=False), help="A workload TOML file to place on the roofline.")
 @click.option("--time", "time_", metavar="T", help="The workload's measured time (slowest rank), e.g. 1.2ms.")
 @click.option("--plot", type=click.Path(dir_okay=False), help="Write the roofline figure (.html, or .png/.svg with kaleido).")
+@click.option("--force", is_flag=True, help="Place the workload even if the profile describes another machine.")
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_context
 def roofline(ctx: click.Context, which: str | None, workload: str | None, time_: str | None, plot: str | None,
-             as_json: bool) -> None:
+             force: bool, as_json: bool) -> None:
     """The machine's roofline: ceilings for compute per data type, HBM and every link
     class, spec and measured side by side, with ridge points; optionally a workload
     placed on it."""
@@ -396,6 +421,7 @@ def roofline(ctx: click.Context, which: str | None, workload: str | None, time_:
         if not seconds > 0:
             raise click.BadParameter(f"{time_!r}: a measured time must be more than zero", param_hint="--time")
         wl = load_toml(workload)
+        _same_machine(profile, force)
         placements = [place(wl, seconds, model, "measured"), place(wl, seconds, model, "spec")]
     if plot:
         from .dashboard.figures import roofline_figure
@@ -499,10 +525,11 @@ def _bench_distributed(ctx: click.Context, comm: Any, suite: str, families: list
 @click.option("--plot", type=click.Path(dir_okay=False), help="Write the roofline with the kernel placed on it.")
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.option("--no-save", is_flag=True, help="Do not save the placements in the store.")
+@click.option("--force", is_flag=True, help="Place the kernel even if the profile describes another machine.")
 @click.pass_context
 def compare(ctx: click.Context, kernel: str, inputs: str, reference: str | None, workload: str | None,
             which: str | None, reps: int, warmup: int, rtol: float, atol: float, no_counters: bool, plot: str | None,
-            as_json: bool, no_save: bool) -> None:
+            as_json: bool, no_save: bool, force: bool) -> None:
     """Time a kernel written in Python (CuPy, PyTorch, ...) on the GPU, count the bytes
     it moved over the links, and place it, its reference and the matching NCCL
     baseline on this machine's roofline. Under torchrun / mpirun every rank runs it
@@ -512,7 +539,9 @@ def compare(ctx: click.Context, kernel: str, inputs: str, reference: str | None,
     from .profiler.compare import run_compare
 
     profile = _load_profile(ctx, which)
-    out = run_compare(kernel, inputs, reference, workload, profile, reps, warmup, rtol, atol, not no_counters)
+    here = _same_machine(profile, force)
+    out = run_compare(kernel, inputs, reference, workload, profile, reps, warmup, rtol, atol, not no_counters,
+                      topology=here)
     if out.result is None:
         return  # not rank 0
     placements = out.placements

@@ -281,3 +281,36 @@ def test_collectives_over_several_hosts_are_network_figures():
     assert model.find("link:network", "spec").value == pytest.approx(50e9)  # 400 Gb/s NICs
     single = MachineModel.from_profile(factories.profile([m], [hgx]))
     assert single.find("link:nvlink", "measured", "nccl") is not None
+
+
+def test_a_profile_of_another_machine_is_refused(tmp_path, monkeypatch, no_gpu):
+    import factories
+
+    toml = tmp_path / "w.toml"
+    toml.write_text('[workload]\ntemplate = "allgather_gemm"\nm = 8192\nn = 8192\nk = 8192\ndtype = "fp16"\nranks = 2\n')
+    args = ["--store", str(tmp_path / "s.sqlite"), "roofline", "--profile", "reference", "--workload", str(toml),
+            "--time", "1.5ms"]
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 0 and "Using profile 20261129" in res.stderr and "No GPU here" in res.stderr
+    monkeypatch.setattr("linkroof.profiler.probe.probe", lambda replay=None, record=None: factories.topology("hgx_h100_8"))
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 1 and "describes another machine" in res.stderr and "2 GPUs in the profile, 8 here" in res.stderr
+    res = CliRunner().invoke(cli, args + ["--force"])
+    assert res.exit_code == 0 and "--force" in res.stderr
+    monkeypatch.setattr("linkroof.profiler.probe.probe", lambda replay=None, record=None: factories.topology("h200x2"))
+    assert CliRunner().invoke(cli, args).exit_code == 0
+
+
+def test_machine_differences_name_what_differs():
+    import dataclasses
+
+    import factories
+    from linkroof.roofline.summaries import machine_differences
+
+    a = factories.topology("h200x2")
+    assert machine_differences(a, a) == []
+    g0 = a.gpus[0]
+    down = dataclasses.replace(g0, nvlinks=tuple(dataclasses.replace(n, active=False) if n.index < 2 else n
+                                                 for n in g0.nvlinks))
+    b = dataclasses.replace(a, gpus=(down,) + a.gpus[1:])
+    assert machine_differences(a, b) == ["GPU0: 18 active NVLinks in the profile, 16 here"]

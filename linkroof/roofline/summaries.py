@@ -210,3 +210,24 @@ def collective_rows(profile: Profile) -> dict[str, list[dict[str, Any]]]:
         row[f"{prefix}_wrong"] = _wrong(m)
     return {title: [rows[k] for k in sorted(rows)] for title, rows in sorted(groups.items())}
 
+
+
+# ------------------------------------------------------------ which machine a profile describes
+
+
+def machine_differences(profile_topology: Topology, here: Topology) -> list[str]:
+    """How the machine a profile was measured on differs from this one: GPU count and
+    model, and each GPU's active NVLinks. Empty when they match."""
+    a, b = profile_topology, here
+    out = []
+    if len(a.gpus) != len(b.gpus):
+        out.append(f"{len(a.gpus)} GPUs in the profile, {len(b.gpus)} here")
+    names_a = sorted(str(g.name) for g in a.gpus)
+    names_b = sorted(str(g.name) for g in b.gpus)
+    if set(names_a) != set(names_b):
+        out.append(f"GPU model {', '.join(sorted(set(names_a)))} in the profile, {', '.join(sorted(set(names_b)))} here")
+    for ga, gb in zip(a.gpus, b.gpus):
+        if ga.nvlinks and len(ga.active_nvlinks) != len(gb.active_nvlinks):
+            out.append(f"GPU{ga.index}: {len(ga.active_nvlinks)} active NVLinks in the profile, "
+                       f"{len(gb.active_nvlinks)} here")
+    return out
