@@ -11,7 +11,7 @@ from rich.text import Text
 
 from .roofline.summaries import p2p_matrix, show, topo_matrix
 from .schema import Profile, Topology, Unknown, known
-from .units import format_bytes, format_flops, format_rate, format_size, format_time
+from .units import format_bytes, format_flops, format_rate, format_size, format_time, format_value
 
 
 def _rate(x: Any, digits: int = 1) -> str:
@@ -240,10 +240,12 @@ def placements_table(placements: list[Any]) -> Table:
 
 def advice_view(advice: Any) -> Group:
     t = Table(title=f"Moving {format_size(advice.size)} ({advice.pattern})", title_justify="left")
-    for col in ("Mechanism", "Link", "At this size", "Peak", "50% of peak at", "90% of peak at", "Blocks for 95%"):
+    for col in ("Mechanism", "Link", "At this size", "Time per message", "Peak", "50% of peak at", "90% of peak at",
+                "Blocks for 95%"):
         t.add_column(col)
     for m in sorted(advice.mechanisms, key=lambda m: -m.bandwidth_bytes_per_s):
-        t.add_row(m.mechanism, m.link, format_rate(m.bandwidth_bytes_per_s), format_rate(m.peak_bytes_per_s),
+        t.add_row(m.mechanism, m.link, format_value(m.bandwidth_bytes_per_s, "B/s"), format_time(m.time_s),
+                  format_rate(m.peak_bytes_per_s),
                   format_size(m.size_50) if m.size_50 else "-", format_size(m.size_90) if m.size_90 else "-",
                   str(m.blocks_needed) if m.blocks_needed else "-")
     parts: list[Any] = [t]

@@ -314,3 +314,18 @@ def test_machine_differences_name_what_differs():
                                                  for n in g0.nvlinks))
     b = dataclasses.replace(a, gpus=(down,) + a.gpus[1:])
     assert machine_differences(a, b) == ["GPU0: 18 active NVLinks in the profile, 16 here"]
+
+
+def test_advise_never_joins_host_memory_kinds_and_answers_in_time():
+    import factories
+
+    ms = [factories.measurement("h2d_bandwidth", "ce", "h2d", (0,), size, (size / bw,) * 3, host_memory=kind)
+          for kind, bw in (("pinned", 55e9), ("pageable", 8e9)) for size in (128 << 20, 512 << 20)]
+    a = advise(factories.profile(ms), 256 << 20, "h2d")
+    got = {m.mechanism: m.bandwidth_bytes_per_s for m in a.mechanisms}
+    assert got == {"ce (host_memory=pageable)": pytest.approx(8e9), "ce (host_memory=pinned)": pytest.approx(55e9)}
+    tiny = advise(_REF, 4, "p2p_write")
+    assert all(m.time_s > 1e-7 for m in tiny.mechanisms)  # a time where the rate rounds to 0.0 GB/s
+    assert any("kernels this profile measured" in n and "sm: " in n and "ce:" not in n for n in tiny.notes)
+    with pytest.raises(ValueError, match="at least 1 byte"):
+        advise(_REF, 0, "p2p_write")

@@ -12,13 +12,14 @@ from .model import MachineModel, link_class
 
 @dataclass
 class MechanismAdvice:
-    mechanism: str
+    mechanism: str  # with its variant where one exists: "ce (host_memory=pageable)"
     link: str
     bandwidth_bytes_per_s: float  # at the asked size (interpolated between sweep points)
     peak_bytes_per_s: float
     size_50: int | None
     size_90: int | None
     blocks_needed: int | None = None  # SM/TMA: fewest blocks reaching 95 % of the block sweep's best
+    time_s: float = 0.0  # one message of the asked size at that bandwidth
 
 
 @dataclass
@@ -55,7 +56,22 @@ def _blocks_needed(profile: Profile, mechanism: str, pattern: str) -> int | None
     return min(b for b, bw in pts.items() if bw >= 0.95 * best)
 
 
+def _kernels(profile: Profile, mechanism: str, pattern: str) -> str | None:
+    """How this profile's SM or TMA sweep moved its messages (the crossover with another
+    mechanism holds for that launch shape, not for the mechanism in general)."""
+    for m in profile.measurements:
+        p = m.spec.params
+        if m.spec.mechanism == mechanism and m.spec.pattern == pattern and p.get("sweep"):
+            shape = {k: p[k] for k in ("blocks", "threads", "unroll", "chunk", "stages") if k in p}
+            described = (", ".join(f"{k} {v}" for k, v in shape.items()) if shape
+                         else "the benchmark's default launch shape (not recorded in this profile)")
+            return f"{mechanism}: {described}, many messages back to back in one launch"
+    return None
+
+
 def advise(profile: Profile, size: int, pattern: str, model: MachineModel | None = None) -> Advice:
+    if size <= 0:
+        raise ValueError(f"a message size must be at least 1 byte, got {size}")
     model = model or MachineModel.from_profile(profile)
     out = Advice(size=size, pattern=pattern)
     curves = [c for c in model.curves if c.pattern == pattern]
@@ -65,10 +81,17 @@ def advise(profile: Profile, size: int, pattern: str, model: MachineModel | None
                          + (f" (sweeps: {', '.join(have)})" if have else " (run linkroof bench with the sweep family)"))
         return out
     for c in curves:
+        bw = c.at(size)
         out.mechanisms.append(MechanismAdvice(
-            mechanism=c.mechanism, link=c.link, bandwidth_bytes_per_s=c.at(size), peak_bytes_per_s=c.peak(),
+            mechanism=c.label, link=c.link, bandwidth_bytes_per_s=bw, peak_bytes_per_s=c.peak(),
             size_50=c.reaches(0.5), size_90=c.reaches(0.9),
-            blocks_needed=_blocks_needed(profile, c.mechanism, pattern) if c.mechanism in ("sm", "tma") else None))
+            blocks_needed=_blocks_needed(profile, c.mechanism, pattern) if c.mechanism in ("sm", "tma") else None,
+            time_s=size / bw if bw > 0 else float("inf")))
+    kernels = [k for k in (_kernels(profile, mech, pattern) for mech in sorted({c.mechanism for c in curves})
+                           if mech in ("sm", "tma")) if k]
+    if kernels:
+        out.notes.append("The comparison holds for the kernels this profile measured: " + "; ".join(kernels)
+                         + ". Other launch shapes cross over elsewhere.")
     sizes = sorted({s for c in curves for s, _ in c.points})
     if size < sizes[0] or size > sizes[-1]:
         out.notes.append(f"{size} B is outside the swept sizes ({sizes[0]}-{sizes[-1]} B): extrapolated")

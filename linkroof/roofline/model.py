@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..schema import Measurement, Profile, Topology, Unknown, known
 from ..units import format_rate
@@ -34,14 +35,26 @@ class Roof:
         return "FLOP/s" if self.resource.startswith("compute:") else "B/s"
 
 
+# Parameters that make two figures of one mechanism different things: never joined in
+# one curve (pinned and pageable host memory; peer access on or staged; gated or not)
+CURVE_VARIANTS = ("host_memory", "peer_access", "gated")
+
+
 @dataclass
 class Curve:
-    """Bandwidth against message size for one link class and mechanism (sweep points)."""
+    """Bandwidth against message size for one link class, mechanism and variant (sweep points)."""
 
     link: str
     mechanism: str
     pattern: str
     points: list[tuple[int, float]]
+    variant: tuple[tuple[str, Any], ...] = ()  # e.g. (("host_memory", "pinned"),)
+
+    @property
+    def label(self) -> str:
+        """'ce', or 'ce (host_memory=pageable)'."""
+        extra = ", ".join(f"{k}={v}" for k, v in self.variant)
+        return f"{self.mechanism} ({extra})" if extra else self.mechanism
 
     def at(self, size: int) -> float:
         """Interpolated in log2(size); clamped at the ends."""
@@ -281,7 +294,7 @@ def _curves(topo: Topology, measurements: tuple[Measurement, ...], hosts: int = 
             inferred: frozenset[tuple[str, str, str]] = frozenset()) -> list[Curve]:
     # Every verified single transfer is a point (sweeps and headline figures alike), so
     # the ceiling at a size is never below a figure measured at that size.
-    groups: dict[tuple[str, str, str], dict[int, float]] = {}
+    groups: dict[tuple[Any, ...], dict[int, float]] = {}
     for m in measurements:
         if not _usable(topo, m):
             continue
@@ -289,11 +302,13 @@ def _curves(topo: Topology, measurements: tuple[Measurement, ...], hosts: int = 
         if cls is None:
             continue
         value = m.figure[0]  # bus bandwidth for collectives, bandwidth for transfers
-        key = (cls, m.spec.mechanism, m.spec.pattern)
+        variant = tuple((k, m.spec.params[k]) for k in CURVE_VARIANTS
+                        if k in m.spec.params and m.spec.params[k] is not True)  # peer access / gate on: the usual
+        key = (cls, m.spec.mechanism, m.spec.pattern, variant)
         pts = groups.setdefault(key, {})
         pts[m.spec.message_bytes] = max(value, pts.get(m.spec.message_bytes, 0.0))
-    return [Curve(cls, mech, pattern, sorted((s, b) for s, b in pts.items() if s > 0))
-            for (cls, mech, pattern), pts in sorted(groups.items()) if len(pts) >= 2]
+    return [Curve(cls, mech, pattern, sorted((s, b) for s, b in pts.items() if s > 0), variant)
+            for (cls, mech, pattern, variant), pts in sorted(groups.items(), key=repr) if len(pts) >= 2]
 
 
 def _flag_above_spec(r: Roof, roofs: list[Roof]) -> Roof:
