@@ -39,7 +39,7 @@ def test_every_page_renders(app):
         assert page is not None
     assert "Not found" in text_of(A.render_page("/nope", None, data))
     overview = text_of(A.render_page("/", None, data))
-    assert "NVIDIA H200" in overview and "NVLink peer (ce)" in overview and "82.9" in overview
+    assert "NVIDIA H200" in overview and "NVLink peer (ce)" in overview and "88.1" in overview
 
 
 def test_topology_click_shows_the_gpus_figures(app):

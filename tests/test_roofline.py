@@ -72,11 +72,16 @@ def test_model_from_reference(model):
     assert 790 * T <= model.compute("fp16").value <= model.compute("fp16", "spec").value
     assert model.hbm("spec").value == pytest.approx(4.8e12)
     assert model.hbm().value <= 4.8e12
-    assert model.find("link:nvlink", "spec").value == pytest.approx(478.125 * GB)
+    nv = model.find("link:nvlink", "spec")  # the data rate, with the line rate beside it
+    assert nv.value == pytest.approx(450 * GB) and "line rate 478.1 GB/s" in nv.basis
     ce = model.find("link:nvlink", "measured", "ce")
-    assert 393.8 * GB <= ce.value <= 478.125 * GB
+    assert 393.8 * GB <= ce.value <= 450 * GB
     assert {r.mechanism for r in model.roofs if r.resource == "link:nvlink" and r.kind == "measured"} >= {"ce", "sm", "tma"}
-    assert not any(r.flags for r in model.roofs)
+    flagged = [r for r in model.roofs if r.flags]  # the reference's read-only HBM: GPU0 3.93, GPU1 4.51 TB/s
+    assert [(r.resource, r.mechanism) for r in flagged] == [("hbm", "read-only kernel")]
+    assert "identical GPUs differ by 15%" in flagged[0].flags[0]
+    assert dict(flagged[0].per_device)[0] == pytest.approx(3930.9e9, rel=1e-4)
+    assert model.hbm(gpu=0).value < model.hbm(gpu=1).value == model.hbm().value
     curve = next(c for c in model.curves if c.mechanism == "ce" and c.pattern == "p2p_write")
     assert curve.at(1 << 30) == pytest.approx(curve.peak(), rel=0.01)
     assert curve.at(1 << 16) < curve.at(1 << 24) < curve.at(1 << 30)
@@ -218,7 +223,7 @@ def test_advise(ref):
 def test_cli_roofline_and_advise(tmp_path, store_path):
     r = CliRunner()
     res = r.invoke(cli, ["roofline", "--profile", "reference"])
-    assert res.exit_code == 0 and "link:nvlink" in res.output and "478.1 GB/s" in res.output
+    assert res.exit_code == 0 and "link:nvlink" in res.output and "450.0 GB/s" in res.output
     doc = json.loads(r.invoke(cli, ["roofline", "--json"]).stdout)
     assert {x["resource"] for x in doc["roofs"]} >= {"compute:fp16", "hbm", "link:nvlink", "link:host"}
     toml = tmp_path / "w.toml"
@@ -247,7 +252,7 @@ def test_roofline_figure(model):
     by_name = {t.name: t for t in fig.data}
     fp16 = [t for t in fig.data if t.legendgroup == "fp16"]
     spec, meas = sorted(fp16, key=lambda t: t.line.dash != "dash")
-    assert spec.name.startswith("fp16 spec: 989.5 TFLOP/s | NVLink 478.1") and spec.line.dash == "dash"
+    assert spec.name.startswith("fp16 spec: 989.5 TFLOP/s | NVLink 450.0") and spec.line.dash == "dash"
     assert meas.name.startswith("fp16 measured: 813.7 TFLOP/s | NVLink 396.3") and meas.line.dash == "solid"
     assert spec.line.color == meas.line.color  # one colour per data type
     # the measured roof bends at its ridge: R / B FLOP per byte, where the slope meets the flat part

@@ -9,6 +9,7 @@ never fitted from the points it judges. Measured above spec is flagged.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +30,7 @@ class Roof:
     mechanism: str = ""  # links: ce | sm | tma | nccl; compute: gemm | fma
     basis: str = ""
     flags: tuple[str, ...] = ()
+    per_device: tuple[tuple[int, float], ...] = ()  # HBM: each GPU's own best figure (GPU index, value)
 
     @property
     def unit(self) -> str:
@@ -99,8 +101,17 @@ class MachineModel:
     def compute(self, dtype: str, kind: str = "measured") -> Roof | None:
         return self.find(f"compute:{dtype}", kind)
 
-    def hbm(self, kind: str = "measured") -> Roof | None:
-        return self.find("hbm", kind)
+    def hbm(self, kind: str = "measured", gpu: int | None = None) -> Roof | None:
+        """The HBM roof: the best GPU's, or GPU `gpu`'s own where it was measured."""
+        roof = self.find("hbm", kind)
+        if roof is None or gpu is None:
+            return roof
+        own = [(dict(r.per_device)[gpu], r) for r in self.roofs
+               if r.resource == "hbm" and r.kind == kind and gpu in dict(r.per_device)]
+        if not own:
+            return roof
+        value, best = max(own, key=lambda vr: vr[0])
+        return dataclasses.replace(best, value=value, basis=f"GPU{gpu}'s own best: {best.mechanism}")
 
     def link(self, link: str, kind: str = "measured", mechanism: str | None = None,
              message_bytes: int | None = None) -> tuple[float, str] | None:
@@ -167,10 +178,14 @@ def _spec_roofs(topo: Topology, spec: GpuSpec | None) -> list[Roof]:
         except KeyError:
             out.append(Roof("hbm", "spec", Unknown("GPU not in the spec table and no bus width/clock"), ""))
     nvlink = [c for c in topo.ceilings if c.name.startswith("pair") and c.path == "nvlink" and known(c.bytes_per_s)]
-    if nvlink:
+    if nvlink:  # the usable data rate (what figures are held to); the line rate beside it
         c = max(nvlink, key=lambda x: x.bytes_per_s)
-        data = f"; data rate {format_rate(c.data_bytes_per_s)}" if known(c.data_bytes_per_s) else ""
-        out.append(Roof("link:nvlink", "spec", c.bytes_per_s, "", f"{c.name}: {c.basis}{data}"))
+        if known(c.data_bytes_per_s):
+            out.append(Roof("link:nvlink", "spec", c.data_bytes_per_s, "",
+                            f"{c.name}: data rate {format_rate(c.data_bytes_per_s)} (line rate "
+                            f"{format_rate(c.bytes_per_s)}); {c.basis}"))
+        else:
+            out.append(Roof("link:nvlink", "spec", c.bytes_per_s, "", f"{c.name}: line rate; {c.basis}"))
     pcie_peer = [c for c in topo.ceilings if c.name.startswith("pair") and c.path == "pcie" and known(c.bytes_per_s)]
     if pcie_peer:
         c = max(pcie_peer, key=lambda x: x.bytes_per_s)
@@ -254,12 +269,16 @@ def _usable(topo: Topology, m: Measurement) -> bool:
 def _measured_roofs(topo: Topology, measurements: tuple[Measurement, ...], hosts: int = 1,
                     inferred: frozenset[tuple[str, str, str]] = frozenset()) -> list[Roof]:
     best: dict[tuple[str, str], tuple[float, Measurement]] = {}
+    per_gpu: dict[tuple[str, str], dict[int, float]] = {}
 
     def offer(resource: str, mech: str, value: float, m: Measurement) -> None:
         if not (value == value and value > 0):  # NaN or nothing
             return
         if (resource, mech) not in best or value > best[(resource, mech)][0]:
             best[(resource, mech)] = (value, m)
+        if resource == "hbm" and len(m.spec.devices) == 1:
+            mine = per_gpu.setdefault((resource, mech), {})
+            mine[m.spec.devices[0]] = max(value, mine.get(m.spec.devices[0], 0.0))
 
     for m in measurements:
         if not _usable(topo, m):
@@ -284,10 +303,29 @@ def _measured_roofs(topo: Topology, measurements: tuple[Measurement, ...], hosts
         size = f" {m.spec.message_bytes} B" if m.spec.message_bytes else ""
         dtype = f" {m.spec.params['dtype']}" if "dtype" in m.spec.params else ""
         how = "; NVLink inferred: faster than any PCIe x16 link" if _group(m) in inferred else ""
+        gpus = per_gpu.get((resource, mech), {})
         out.append(Roof(resource, "measured", value, mech,
                         f"best verified: {m.spec.name}{dtype}{size} on GPU {','.join(map(str, m.spec.devices))} "
-                        f"({m.source}{how})"))
+                        f"({m.source}{how})", _asymmetry(topo, gpus), tuple(sorted(gpus.items()))))
     return out
+
+
+ASYMMETRY = 0.05  # identical GPUs whose figures differ by more than this are flagged
+
+
+def _asymmetry(topo: Topology, per_gpu: dict[int, float]) -> tuple[str, ...]:
+    """A flag when GPUs of one model differ by more than ASYMMETRY in the same figure."""
+    if len(per_gpu) < 2:
+        return ()
+    names = {g.index: str(g.name) for g in topo.gpus}
+    if len({names.get(i) for i in per_gpu}) != 1:
+        return ()
+    lo, hi = min(per_gpu.values()), max(per_gpu.values())
+    if hi <= lo * (1 + ASYMMETRY):
+        return ()
+    each = ", ".join(f"GPU{i} {format_rate(v)}" for i, v in sorted(per_gpu.items()))
+    return (f"identical GPUs differ by {hi / lo - 1:.0%} ({each}): the best GPU's figure is the roof; look at the "
+            "slow one's clocks and throttling",)
 
 
 def _curves(topo: Topology, measurements: tuple[Measurement, ...], hosts: int = 1,
@@ -316,8 +354,6 @@ def _flag_above_spec(r: Roof, roofs: list[Roof]) -> Roof:
         return r
     spec = [s for s in roofs if s.resource == r.resource and s.kind in ("spec", "derived") and known(s.value)]
     if spec and r.value > max(s.value for s in spec):
-        import dataclasses
-
         return dataclasses.replace(r, flags=r.flags + (f"measured above spec ({max(s.value for s in spec):.4g})",))
     return r
 
