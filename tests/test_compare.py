@@ -168,3 +168,23 @@ def test_cli_compare_with_fakes(tmp_path, store_path, monkeypatch):
     assert doc["overhead_s"] < 1.0
     listed = json.loads(CliRunner().invoke(cli, ["runs", "list", "--json"]).stdout)
     assert listed["profiles"][0]["label"].startswith("compare:")
+
+
+@pytest.mark.parametrize("counted, given, size, words", [
+    (2.0e6, 1.0e6, 1 << 20, "LL protocol"), (1.00004e9, 1.0e9, 256 << 20, "match"),
+    (0.5e9, 1.0e9, 256 << 20, "overstates"), (1.3e9, 1.0e9, 256 << 20, "more bytes crossed"),
+    (2.0e9, 1.0e9, 256 << 20, "more bytes crossed")])
+def test_wire_efficiency_is_explained(counted, given, size, words):
+    from linkroof.roofline.baseline import wire_efficiency
+
+    ratio, why = wire_efficiency(counted, given, size)
+    assert ratio == pytest.approx(counted / given) and words in why
+
+
+def test_wire_efficiency_travels_with_the_placement():
+    ref = bundled_profile()
+    model = MachineModel.from_profile(ref)
+    wl = Workload("ag", link_bytes={"nvlink": 512 << 10}, message_bytes=1 << 20, pattern="all_gather", ranks=2)
+    placements, notes = kernel_placements("ag", 20e-6, 1 << 20, wl, model, ref)
+    assert "LL protocol" in notes[0]
+    assert all(any(f.startswith("wire efficiency 2.00x") for f in p.flags) for p in placements[:2])

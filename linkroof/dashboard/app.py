@@ -249,7 +249,7 @@ def page_roofline(data: Data, pid: str | None) -> Any:
     placements = list(p.placements)
     rows = [{"workload": x.workload.name, "ceilings": x.ceilings_kind, "measured ms": round(x.measured_time_s * 1e3, 4),
              "bound ms": round(x.bound_time_s * 1e3, 4), "limiter": x.limiter,
-             "fraction": f"{x.fraction_of_roofline:.1%}"} for x in placements]
+             "fraction": f"{x.fraction_of_roofline:.1%}", "flags": "; ".join(x.flags)} for x in placements]
     try:
         roof = _graph(F.roofline_figure(model, placements), Id.ROOFLINE_GRAPH.value)
     except ValueError:

@@ -29,6 +29,28 @@ def nccl_baseline(profile: Profile, workload: Workload) -> Measurement | None:
                                      m.spec.params.get("timing") == "host_launch"))  # the device time first
 
 
+LL_SIZE = 4 << 20  # NCCL's low-latency protocols carry most messages below a few MiB
+
+
+def wire_efficiency(counted_bytes: float, workload_bytes: float,
+                    message_bytes: int | None = None) -> tuple[float, str]:
+    """Counter bytes over the workload's own count, and what the ratio means."""
+    ratio = counted_bytes / workload_bytes
+    small = message_bytes is not None and message_bytes <= LL_SIZE
+    if ratio < 0.9:
+        why = ("fewer bytes crossed NVLink than the workload counts: it overstates its bytes, or part of its "
+               "traffic took another path (PCIe, or stayed on one GPU)")
+    elif ratio <= 1.1:
+        why = "the counters match the workload's bytes"
+    elif ratio >= 1.5 and small:
+        why = ("protocol overhead at a small message size: NCCL's LL protocol sends a flag with every 8 bytes of "
+               "data (2x on the wire), LL128 one in 16 (about 1.07x)")
+    else:
+        why = ("more bytes crossed NVLink than the workload counts: protocol overhead (LL128 about 1.07x), "
+               "retransmitted or padded data, or traffic the workload leaves out")
+    return ratio, why
+
+
 def kernel_placements(name: str, median_s: float, counted_link_bytes: float | None, workload: Workload | None,
                       model: MachineModel, profile: Profile,
                       reference: tuple[str, float] | None = None) -> tuple[list[Placement], list[str]]:
@@ -37,16 +59,21 @@ def kernel_placements(name: str, median_s: float, counted_link_bytes: float | No
     the link bytes the workload does not give."""
     notes: list[str] = []
     wl = workload or Workload(name=name)
+    wire: str | None = None
     if counted_link_bytes is not None:
         given = wl.link_bytes.get("nvlink")
         if not given:
             wl = dataclasses.replace(wl, link_bytes={**wl.link_bytes, "nvlink": counted_link_bytes}, source="counters")
             notes.append(f"NVLink bytes per call from NVML counters: {counted_link_bytes:,.0f}")
         else:
+            ratio, why = wire_efficiency(counted_link_bytes, given, wl.message_bytes)
+            wire = f"wire efficiency {ratio:.2f}x (counter bytes / workload bytes): {why}"
             notes.append(f"NVLink bytes per call: workload {given:,.0f}, counters {counted_link_bytes:,.0f} "
-                         f"(ratio {counted_link_bytes / given:.2f})")
+                         f"(ratio {ratio:.2f}): {why}")
     wl = dataclasses.replace(wl, name=name)
     out = [place(wl, median_s, model, "measured"), place(wl, median_s, model, "spec")]
+    if wire:
+        out = [dataclasses.replace(p, flags=p.flags + (wire,)) for p in out]
     if reference is not None:
         ref_name, ref_s = reference
         out.append(place(dataclasses.replace(wl, name=f"{ref_name} (reference)"), ref_s, model, "measured"))
