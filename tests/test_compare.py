@@ -102,17 +102,30 @@ def test_placement_uses_counter_bytes_and_reports_the_ratio():
     assert "ratio 2.00" in notes[0]
 
 
-def test_nccl_baseline_nearest_size():
+def test_nccl_baseline_matches_size_dtype_and_ranks():
     p = factories.profile([factories.collective("all_reduce", s, s / 300e9) for s in (1 << 20, 1 << 28)])
-    got = nccl_baseline(p, collective("all_reduce", 200 << 20, 2))
-    assert got.spec.message_bytes == 1 << 28
+    exact = nccl_baseline(p, collective("all_reduce", 1 << 28, 2))
+    assert exact.median_s == pytest.approx((1 << 28) / 300e9) and exact.how == "measured at this size"
+    mid = nccl_baseline(p, collective("all_reduce", 1 << 24, 2))  # between the two: interpolated, and said so
+    assert mid.message_bytes == 1 << 24 and mid.how.startswith("interpolated between 1048576 and 268435456")
+    assert (1 << 20) / 300e9 < mid.median_s < (1 << 28) / 300e9
     assert nccl_baseline(p, collective("all_gather", 1 << 20, 2)) is None
-    from linkroof.profiler.session import bundled_profile
-
     ref = bundled_profile()  # fp32, bf16 and fp16 all-reduce at every size: fp32 unless the workload says
-    assert nccl_baseline(ref, collective("all_reduce", 1 << 29, 2)).spec.params["dtype"] == "fp32"
+    assert nccl_baseline(ref, collective("all_reduce", 1 << 29, 2)).dtype == "fp32"
     bf16 = dataclasses.replace(collective("all_reduce", 1 << 29, 2), params={"dtype": "bf16"})
-    assert nccl_baseline(ref, bf16).spec.params["dtype"] == "bf16"
+    got = nccl_baseline(ref, bf16)
+    assert got.dtype == "bf16" and got.ranks == 2 and got.how == "measured at this size"
+
+
+def test_all_gather_gemm_baseline_uses_the_gathered_size():
+    """nccl-tests counts an all-gather by its whole output: the template's message is the
+    gathered A, so the baseline is looked up at that size, not at one shard."""
+    from linkroof.roofline import workload as W
+
+    w = W.allgather_gemm(8192, 8192, 1024, "bf16", 2)
+    assert w.message_bytes == 2 * 8192 * 1024
+    got = nccl_baseline(bundled_profile(), w)
+    assert got.message_bytes == 16 << 20 and "interpolated" in got.how  # 16 MiB: between the sweep's 8 and 32 MiB
 
 
 def test_resolve_errors(tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from dataclasses import dataclass
 
 from ..schema import Measurement, Placement, Profile, Workload
 from .collectives import canonical, canonical_dtype
@@ -13,20 +14,62 @@ from .place import place
 from .workload import collective
 
 
-def nccl_baseline(profile: Profile, workload: Workload) -> Measurement | None:
-    """The profile's NCCL measurement of the workload's collective at the nearest size,
-    in the workload's data type when it names one (else fp32) where the profile has it."""
+@dataclass(frozen=True)
+class Baseline:
+    """The profile's NCCL figure for a workload's collective: its time at the workload's
+    size (measured there, or interpolated between the two nearest sizes), and how."""
+
+    pattern: str
+    message_bytes: int
+    ranks: int
+    dtype: str
+    median_s: float
+    how: str  # "measured at this size" | "interpolated between ..." | "nearest size ..."
+
+
+def _time_at(points: list[tuple[int, float]], size: int) -> tuple[float, str]:
+    """Time at `size` from (size, time) points: exact, interpolated in log-log between
+    the neighbours, or the nearest end scaled by size (said so)."""
+    pts = sorted(points)
+    for s_, t in pts:
+        if s_ == size:
+            return t, "measured at this size"
+    below = [p for p in pts if p[0] < size]
+    above = [p for p in pts if p[0] > size]
+    if below and above:
+        (s0, t0), (s1, t1) = below[-1], above[0]
+        f = (math.log(size) - math.log(s0)) / (math.log(s1) - math.log(s0))
+        return math.exp(math.log(t0) + f * (math.log(t1) - math.log(t0))), f"interpolated between {s0} and {s1} B"
+    s0, t0 = (below[-1] if below else above[0])
+    return t0 * max(1.0, size / s0) if below else t0, f"nearest measured size {s0} B (outside the sweep)"
+
+
+def nccl_baseline(profile: Profile, workload: Workload) -> Baseline | None:
+    """The profile's NCCL figure for the workload's collective, data type (else fp32) and
+    rank count, at the workload's size (nccl-tests' size convention): measured, or
+    interpolated between the nearest sizes and labelled so. Device time first."""
     if not workload.pattern or not workload.message_bytes:
         return None
     want = canonical_dtype(str(workload.params.get("dtype") or "fp32"))
     cands = [m for m in profile.measurements if m.spec.mechanism == "nccl"
              and m.spec.pattern == canonical(workload.pattern)
              and not m.spec.params.get("in_place") and m.spec.params.get("rank_time") != "this rank" and m.verified]
+    if workload.ranks > 1:
+        same_ranks = [m for m in cands if len(m.spec.devices) == workload.ranks]
+        cands = same_ranks or cands
     if not cands:
         return None
-    return min(cands, key=lambda m: (abs(math.log2(m.spec.message_bytes) - math.log2(workload.message_bytes)),
-                                     canonical_dtype(str(m.spec.params.get("dtype", "fp32"))) != want,
-                                     m.spec.params.get("timing") == "host_launch"))  # the device time first
+    dtypes = {canonical_dtype(str(m.spec.params.get("dtype", "fp32"))) for m in cands}
+    dtype = want if want in dtypes else ("fp32" if "fp32" in dtypes else sorted(dtypes)[0])
+    cands = [m for m in cands if canonical_dtype(str(m.spec.params.get("dtype", "fp32"))) == dtype]
+    device = [m for m in cands if m.spec.params.get("timing") != "host_launch"]
+    cands = device or cands
+    points: dict[int, float] = {}
+    for m in cands:
+        points[m.spec.message_bytes] = min(m.median_s, points.get(m.spec.message_bytes, math.inf))
+    t, how = _time_at(list(points.items()), workload.message_bytes)
+    ranks = len(cands[0].spec.devices)
+    return Baseline(canonical(workload.pattern), workload.message_bytes, ranks, dtype, t, how)
 
 
 LL_SIZE = 4 << 20  # NCCL's low-latency protocols carry most messages below a few MiB
@@ -79,8 +122,11 @@ def kernel_placements(name: str, median_s: float, counted_link_bytes: float | No
         out.append(place(dataclasses.replace(wl, name=f"{ref_name} (reference)"), ref_s, model, "measured"))
         notes.append(f"speedup over the reference: {ref_s / median_s:.2f}x")
     base = nccl_baseline(profile, wl)
-    if base is not None:
-        nwl = collective(base.spec.pattern, base.spec.message_bytes, wl.ranks or 2)
-        nwl = dataclasses.replace(nwl, name=f"NCCL {base.spec.pattern} {base.spec.message_bytes} B (profile)")
+    if base is not None:  # placed with the measurement's own rank count, at the workload's size
+        nwl = collective(base.pattern, base.message_bytes, base.ranks)
+        nwl = dataclasses.replace(nwl, name=f"NCCL {base.pattern} {base.message_bytes} B {base.dtype} x{base.ranks} "
+                                            f"(profile, {base.how})")
         out.append(place(nwl, base.median_s, model, "measured"))
+        notes.append(f"NCCL baseline: {base.pattern} of {base.message_bytes} B in {base.dtype} over {base.ranks} "
+                     f"ranks, {base.how}")
     return out, notes

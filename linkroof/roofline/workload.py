@@ -44,12 +44,13 @@ def _dtype_bytes(dtype: str) -> float:
 
 def allgather_gemm(m: int, n: int, k: int, dtype: str, ranks: int, link: str = "nvlink") -> Workload:
     """Tensor parallel, column-parallel: A [m, k] sharded by rows is all-gathered, each
-    rank multiplies it by its B shard [k, n/ranks]. Per rank."""
+    rank multiplies it by its B shard [k, n/ranks]. Per rank. The message is the gathered
+    A (nccl-tests' all-gather size: the whole output), as NCCL figures count it."""
     s = _dtype_bytes(dtype)
     return Workload(name=f"all-gather + GEMM {m}x{n}x{k} {dtype} x{ranks}",
                     flops={dtype: 2.0 * m * k * n / ranks},
                     hbm_bytes=s * (m * k + k * n / ranks + m * n / ranks),
-                    link_bytes={link: s * m * k * (ranks - 1) / ranks}, message_bytes=int(s * m * k / ranks),
+                    link_bytes={link: s * m * k * (ranks - 1) / ranks}, message_bytes=int(s * m * k),
                     ranks=ranks, pattern="all_gather", source="template:allgather_gemm",
                     params=dict(m=m, n=n, k=k, dtype=dtype))
 
