@@ -526,10 +526,12 @@ def _bench_distributed(ctx: click.Context, comm: Any, suite: str, families: list
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.option("--no-save", is_flag=True, help="Do not save the placements in the store.")
 @click.option("--force", is_flag=True, help="Place the kernel even if the profile describes another machine.")
+@click.option("--gated", is_flag=True, help="Queue the timed calls behind the spin gate (the GPU's own time, as the "
+              "ceilings are measured); only for code that never waits on the host.")
 @click.pass_context
 def compare(ctx: click.Context, kernel: str, inputs: str, reference: str | None, workload: str | None,
             which: str | None, reps: int, warmup: int, rtol: float, atol: float, no_counters: bool, plot: str | None,
-            as_json: bool, no_save: bool, force: bool) -> None:
+            as_json: bool, no_save: bool, force: bool, gated: bool) -> None:
     """Time a kernel written in Python (CuPy, PyTorch, ...) on the GPU, count the bytes
     it moved over the links, and place it, its reference and the matching NCCL
     baseline on this machine's roofline. Under torchrun / mpirun every rank runs it
@@ -541,7 +543,7 @@ def compare(ctx: click.Context, kernel: str, inputs: str, reference: str | None,
     profile = _load_profile(ctx, which)
     here = _same_machine(profile, force)
     out = run_compare(kernel, inputs, reference, workload, profile, reps, warmup, rtol, atol, not no_counters,
-                      topology=here)
+                      topology=here, gated=gated)
     if out.result is None:
         return  # not rank 0
     placements = out.placements
@@ -570,7 +572,7 @@ def compare(ctx: click.Context, kernel: str, inputs: str, reference: str | None,
                                "input_sets": r.input_sets, "checked": r.checked,
                                "counter_bytes_per_call": {str(k): v for k, v in r.counter_bytes_per_call.items()},
                                "placements": to_dict(placements), "notes": out.notes,
-                               "overhead_s": r.overhead_s}, indent=1))
+                               "overhead_s": r.overhead_s, "host_s_per_call": r.host_s_per_call}, indent=1))
         return
     from .render import placements_table
 

@@ -151,7 +151,7 @@ def test_cli_compare_with_fakes(tmp_path, store_path, monkeypatch):
     toml.write_text('[workload]\nname = "x"\nmessage_bytes = 1073741824\n[workload.link_bytes]\nnvlink = 1073741824\n')
     timers = []
 
-    def fake_timer(framework):
+    def fake_timer(framework, gated=False):
         t = FakeTimer(2.75e-3 if not timers else 5.5e-3)
         timers.append(t)
         return t
@@ -201,3 +201,13 @@ def test_wire_efficiency_travels_with_the_placement():
     placements, notes = kernel_placements("ag", 20e-6, 1 << 20, wl, model, ref)
     assert "LL protocol" in notes[0]
     assert all(any(f.startswith("wire efficiency 2.00x") for f in p.flags) for p in placements[:2])
+
+
+def test_timing_notes_say_how_and_flag_a_launch_bound_kernel():
+    from linkroof.profiler.compare import CompareResult, timing_notes
+
+    fast = CompareResult("k", [5e-6] * 10, host_s_per_call=20e-6)
+    notes = timing_notes(fast, "torch", gated=False)
+    assert "other streams is not waited for" in notes[0] and "launch-bound" in notes[1]
+    assert len(timing_notes(fast, "torch", gated=True)) == 1
+    assert len(timing_notes(CompareResult("k", [1e-3] * 10, host_s_per_call=1.01e-3), "cupy", False)) == 1

@@ -37,10 +37,13 @@ class Timer:
 
 class CudaTimer(Timer):
     """CUDA events on CuPy's or PyTorch's current stream (whichever the inputs use),
-    through the benchmarks' timing protocol, ungated (user code may wait on the host)."""
+    through the benchmarks' timing protocol: ungated by default (user code may wait on
+    the host, and then the host's launch gaps are in the time); `gated` queues the calls
+    behind the spin gate, as the ceilings are measured (only for code that never waits
+    on the host)."""
 
-    def __init__(self, framework: str):
-        self.framework = framework
+    def __init__(self, framework: str, gated: bool = False):
+        self.framework, self.gated = framework, gated
 
     def sync(self) -> None:
         if self.framework == "torch":
@@ -55,7 +58,7 @@ class CudaTimer(Timer):
     def time_calls(self, call: Callable[[int], Any], reps: int) -> list[float]:
         from ..microbench.timing import time_calls
 
-        return time_calls(call, reps, self.framework, gated=False)
+        return time_calls(call, reps, self.framework, gated=self.gated)
 
 
 @dataclass
@@ -66,6 +69,7 @@ class CompareResult:
     input_sets: int = 1
     checked: str = ""
     overhead_s: float = 0.0  # linkroof's own time beyond the user's warm-up and repetitions
+    host_s_per_call: float = 0.0  # wall time of the timed loop per call (the host issuing and waiting)
 
     @property
     def median_s(self) -> float:
@@ -132,15 +136,28 @@ def run_callable(name: str, fn: Callable[..., Any], make_inputs: Callable[[], An
     before = counters.read() if counters else {}
     t0 = time.perf_counter()
     times = timer.time_calls(lambda i: call(fn, sets[i % len(sets)]), reps)
-    user_s += time.perf_counter() - t0
+    loop_s = time.perf_counter() - t0
+    user_s += loop_s
     after = counters.read() if counters else {}
     overhead = time.perf_counter() - t_start - user_s
-    return CompareResult(name, times, per_call(before, after, reps), len(sets), checked, overhead)
+    return CompareResult(name, times, per_call(before, after, reps), len(sets), checked, overhead, loop_s / reps)
+
+
+def timing_notes(result: CompareResult, framework: str, gated: bool) -> list[str]:
+    """How the kernel was timed, and whether the host's launch bounded it."""
+    notes = [f"timed with CUDA events on {framework}'s current stream"
+             + (" behind the spin gate (the GPU's own time)" if gated else " (the host's launch gaps included)")
+             + "; work the kernel puts on other streams is not waited for"]
+    if not gated and result.host_s_per_call > 1.1 * result.median_s:
+        notes.append(f"the host took {result.host_s_per_call * 1e6:.1f} us per call to issue and wait, the GPU "
+                     f"{result.median_s * 1e6:.1f} us: launch-bound; --gated times the GPU alone")
+    return notes
 
 
 def run_compare(kernel: str, inputs: str, reference: str | None = None, workload_path: str | None = None,
                 profile: Profile | None = None, reps: int = 50, warmup: int = 10, rtol: float = 1e-3,
-                atol: float = 1e-5, counters_on: bool = True, topology: Any = None) -> CompareReport:
+                atol: float = 1e-5, counters_on: bool = True, topology: Any = None,
+                gated: bool = False) -> CompareReport:
     """The whole `linkroof compare` on this process's GPU (or rank), as data."""
     import dataclasses
 
@@ -185,7 +202,7 @@ def run_compare(kernel: str, inputs: str, reference: str | None = None, workload
     if counters_on:
         links = {g.index: len(g.nvlinks) for g in topology.gpus}
         counters = NvmlCounters([g.index for g in topology.gpus], links)
-    timer = CudaTimer(framework)
+    timer = CudaTimer(framework, gated)
     name = kernel.rsplit(":", 1)[1]
     result = run_callable(name, fn, make_inputs, timer, counters, reps, warmup, l2, ref_fn, rtol, atol)
     ref_result = None
@@ -208,5 +225,6 @@ def run_compare(kernel: str, inputs: str, reference: str | None = None, workload
     model = MachineModel.from_profile(prof)
     placements, notes = kernel_placements(result.name, result.median_s, result.link_bytes(), workload, model, prof,
                                           (ref_result.name, ref_result.median_s) if ref_result else None)
+    notes = timing_notes(result, framework, gated) + notes
     return CompareReport(rank=0, result=result, reference=ref_result, placements=placements, notes=notes,
                          profile=prof, topology=topology, ranks=ctx.world)
