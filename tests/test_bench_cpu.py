@@ -276,3 +276,13 @@ def test_bench_summary_condenses_collective_sweeps():
     assert "182 collective figures at other sizes" in text
     small = next(line for line in rows if "│ 8 B" in line and "all_reduce" in line)
     assert " ns (bus " in small  # a time, not 0.0 GB/s
+
+
+def test_throttling_marks_only_the_throttled_gpus_figures():
+    gpu0 = factories.measurement("gemm_throughput", "compute", "gemm", (0,), 0, flops=1e12, dtype="fp16")
+    gpu1 = factories.measurement("gemm_throughput", "compute", "gemm", (1,), 0, flops=1e12, dtype="fp16")
+    hot1 = (GpuState(0, 1980, 3201, 500.0, 60, True, True, ()),
+            GpuState(1, 1600, 3201, 700.0, 80, True, True, ("sw_power_cap",)))
+    res = runner.run_plan(plan_of(lambda: [gpu0], lambda: [gpu1]), states=lambda: hot1)
+    assert res.measurements[0].warnings == () and res.measurements[1].warnings == ("GPU1 throttled: sw_power_cap",)
+    assert res.notes == ["local: GPU1 throttled: sw_power_cap"]

@@ -69,12 +69,17 @@ def gpu_states(nvml: q.Nvml, count: int) -> tuple[GpuState, ...]:
 
 def throttled(states: tuple[GpuState, ...]) -> list[str]:
     """Warnings for GPUs whose clocks were held down by power or heat."""
-    out = []
+    return list(throttled_by_gpu(states).values())
+
+
+def throttled_by_gpu(states: tuple[GpuState, ...]) -> dict[int, str]:
+    """{GPU index: warning} for GPUs whose clocks were held down by power or heat."""
+    out = {}
     for s in states:
         if known(s.throttle_reasons):
             bad = sorted(THROTTLING.intersection(s.throttle_reasons))
             if bad:
-                out.append(f"GPU{s.index} throttled: {', '.join(bad)}")
+                out[s.index] = f"GPU{s.index} throttled: {', '.join(bad)}"
     return out
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from ..microbench.cuda import BenchError, free_memory
 from ..roofline.checks import flag_above_spec
 from ..schema import Environment, GpuState, Measurement, Profile, Skipped, Topology, Unknown
-from .environment import throttled
+from .environment import throttled_by_gpu
 from .nvml import cuda_version_text
 from .plan import Plan, PlannedBench
 from .session import make_profile
@@ -57,14 +57,21 @@ def run_plan(plan: Plan, states: Callable[[], tuple[GpuState, ...]] | None = Non
     done = 0
     try:
         for family, items in by_family.items():
-            first = len(res.measurements)
+            family_warnings: dict[int, str] = {}
             for item in items:
                 if progress:
                     progress(done, len(plan.items), item.title)
                 t_item = time.perf_counter()
                 try:
                     got = item.fn(**item.kwargs)
-                    res.measurements.extend(got if isinstance(got, list) else [got])
+                    got = got if isinstance(got, list) else [got]
+                    # clocks read right after this benchmark: a GPU's throttling marks only its own figures
+                    hot = throttled_by_gpu(read_states())
+                    family_warnings.update(hot)
+                    res.measurements.extend(
+                        dataclasses.replace(m, warnings=m.warnings + tuple(hot[g] for g in sorted(hot)
+                                                                           if g in m.spec.devices))
+                        if any(g in m.spec.devices for g in hot) else m for m in got)
                 except KeyboardInterrupt:
                     raise
                 except Exception as e:  # noqa: BLE001 - one benchmark's failure must not end the run
@@ -74,11 +81,8 @@ def run_plan(plan: Plan, states: Callable[[], tuple[GpuState, ...]] | None = Non
                 free_memory()
                 res.item_seconds.append((family, item.title, time.perf_counter() - t_item))
                 done += 1
-            warnings = throttled(read_states())
-            if warnings:
-                res.measurements[first:] = [dataclasses.replace(m, warnings=m.warnings + tuple(warnings))
-                                            for m in res.measurements[first:]]
-                res.notes.append(f"{family}: " + "; ".join(warnings))
+            if family_warnings:
+                res.notes.append(f"{family}: " + "; ".join(family_warnings[g] for g in sorted(family_warnings)))
     except KeyboardInterrupt:
         res.interrupted = True
         res.notes.append(f"interrupted by the user after {done} of {len(plan.items)} benchmarks; "
