@@ -244,14 +244,14 @@ _COMMS: dict[tuple[int, ...], list[Any]] = {}
 
 
 def collective(gpus: list[int], coll: str, nbytes: int, dtype: str = "fp32", in_place: bool = False,
-               reps: int = 20) -> Measurement:
+               reps: int = 20, graph: bool = True) -> Measurement:
     """One process driving every GPU in `gpus` (grouped calls): the device time per call
-    (the slowest GPU's, per repetition)."""
-    return collective_timings(gpus, coll, nbytes, dtype, in_place, reps, host_launch=False)[0]
+    (the slowest GPU's, per repetition); `graph=False` times the gated stream only."""
+    return collective_timings(gpus, coll, nbytes, dtype, in_place, reps, host_launch=False, graph=graph)[0]
 
 
 def collective_timings(gpus: list[int], coll: str, nbytes: int, dtype: str = "fp32", in_place: bool = False,
-                       reps: int = 20, host_launch: bool = True) -> list[Measurement]:
+                       reps: int = 20, host_launch: bool = True, graph: bool = True) -> list[Measurement]:
     """Both timing definitions of one collective: the device time (the better of the
     gated stream and CUDA-graph replay) and, with `host_launch`, the per-call time of a
     Python loop. Every result is checked: after the eager run and after a graph replay."""
@@ -268,7 +268,7 @@ def collective_timings(gpus: list[int], coll: str, nbytes: int, dtype: str = "fp
     comms = _COMMS[key]
     n = len(gpus)
     parts = [_Participant(nccl, c, d, r, n, coll, nbytes, dtype, in_place) for r, (c, d) in enumerate(zip(comms, gpus))]
-    runs = _time_and_check(nccl, parts, reps, host_launch)
+    runs = _time_and_check(nccl, parts, reps, host_launch, graph)
     return [_measurement(coll, n, nbytes, dtype, in_place, slowest_per_repetition(per_dev), wrong, checked,
                          tuple(gpus), {"processes": 1, **params}) for per_dev, wrong, checked, params in runs]
 
