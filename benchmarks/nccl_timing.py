@@ -27,7 +27,7 @@ import sys
 def main() -> None:
     from linkroof.microbench import nccl as N
     from linkroof.microbench.cuda import cp
-    from linkroof.microbench.timing import stream, time_grouped
+    from linkroof.microbench.timing import _marks, stream, time_grouped
     from linkroof.units import parse_size_range
 
     ap = argparse.ArgumentParser()
@@ -48,14 +48,7 @@ def main() -> None:
     rows = []
 
     def mark() -> list:
-        """An event recorded now on each GPU's stream."""
-        evs = []
-        for d, s in zip(gpus, streams):
-            with cupy.cuda.Device(d):
-                e = cupy.cuda.Event()
-                e.record(s)
-                evs.append(e)
-        return evs
+        return _marks(gpus, streams)
 
     def per_call(evs: list, ends: list, calls: int) -> float:
         for e in ends:
