@@ -832,6 +832,39 @@ def runs_diff(ctx: click.Context, profile_a: str, profile_b: str, noise: str, as
     _console().print(diff_table(rows, a, b))
 
 
+@runs.command("spread")
+@click.argument("profiles", nargs=-1, required=True)
+@click.option("--mechanism", help="Only this mechanism (e.g. nccl, ce, sm).")
+@click.option("--min-size", default="0", show_default=True, help="Only figures of at least this message size.")
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.pass_context
+def runs_spread(ctx: click.Context, profiles: tuple[str, ...], mechanism: str | None, min_size: str,
+                as_json: bool) -> None:
+    """How much the same figures vary from run to run (ids, files or 'reference'): for
+    every figure in at least two of them, the median over the runs, the inter-quartile
+    range and the full spread as a share of the median."""
+    from .roofline.summaries import spread_across
+    from .units import parse_size
+
+    if len(profiles) < 2:
+        raise click.UsageError("give at least two profiles")
+    try:
+        lo = parse_size(min_size)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--min-size") from None
+    rows = spread_across([_load_profile(ctx, p) for p in profiles], mechanism, lo)
+    if as_json:
+        import json
+
+        _echo_json(json.dumps({"profiles": list(profiles), "figures": rows}, indent=1))
+        return
+    if not rows:
+        raise UserError("no figure is in two of these profiles")
+    from .render import spread_table
+
+    _console().print(spread_table(rows))
+
+
 @runs.command("export")
 @click.argument("profile_id")
 @click.option("-o", "--out", type=click.Path(dir_okay=False), help="Write here instead of stdout.")

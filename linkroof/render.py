@@ -302,3 +302,14 @@ def collectives_tables(tables: dict[str, list[dict[str, Any]]]) -> Group:
             t.add_row(*["" if r.get(k) is None else str(r.get(k)) for k, _ in cols])
         parts.append(t)
     return Group(*parts)
+
+
+def spread_table(rows: list[dict[str, Any]]) -> Group:
+    """`linkroof runs spread`: run-to-run variation, the most variable first."""
+    t = Table(title="The same figures over several runs", title_justify="left")
+    for col in ("Figure", "Runs", "Median", "IQR", "Spread (max - min)"):
+        t.add_column(col)
+    for r in sorted(rows, key=lambda r: -r["spread_percent"]):
+        t.add_row(r["figure"], str(r["runs"]), r["median"], f"{r['iqr_percent']:.2f} %", f"{r['spread_percent']:.2f} %")
+    worst = max(r["spread_percent"] for r in rows)
+    return Group(t, Text(f"{len(rows)} figures; largest spread {worst:.2f} %"))

@@ -104,3 +104,20 @@ def test_runs_diff_matches_on_parameters():
     a = factories.profile([factories.measurement(blocks=132, times=(1e-3,) * 3)])
     b = factories.profile([factories.measurement(blocks=264, times=(2e-3,) * 3)])
     assert compare_profiles(a, b) == []
+
+
+def test_runs_spread_over_several_runs(tmp_path):
+    runs = [scaled(REF, f, lambda m: m.spec.mechanism == "nccl") for f in (1.0, 1.02, 0.97)]
+    paths = []
+    for i, p in enumerate(runs):
+        f = tmp_path / f"r{i}.json"
+        f.write_text(dumps(dataclasses.replace(p, id=f"run-{i}")))
+        paths.append(str(f))
+    res = run(tmp_path, "runs", "spread", *paths, "--mechanism", "nccl", "--min-size", "1M", "--json")
+    rows = json.loads(res.stdout)["figures"]
+    assert res.exit_code == 0 and rows and all(r["runs"] == 3 for r in rows)
+    # bus bandwidths 1, 1.02 and 0.97 times the same: spread (1.02 - 0.97) / median (1)
+    assert all(r["spread_percent"] == pytest.approx(5.0, abs=0.01) for r in rows)
+    text = run(tmp_path, "runs", "spread", *paths, "--mechanism", "nccl")
+    assert text.exit_code == 0 and "largest spread" in text.output
+    assert run(tmp_path, "runs", "spread", paths[0]).exit_code == 2

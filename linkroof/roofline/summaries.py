@@ -231,3 +231,38 @@ def machine_differences(profile_topology: Topology, here: Topology) -> list[str]
             out.append(f"GPU{ga.index}: {len(ga.active_nvlinks)} active NVLinks in the profile, "
                        f"{len(gb.active_nvlinks)} here")
     return out
+
+
+# ------------------------------------------------------------ the same figures over several runs
+
+
+def spread_across(profiles: list[Profile], mechanism: str | None = None, min_bytes: int = 0) -> list[dict[str, Any]]:
+    """Each figure found in at least two of the profiles (same spec key): its median over
+    the runs, the inter-quartile range and the full spread (max - min) relative to the
+    median: the run-to-run variation one run's own CV does not show."""
+    import statistics
+
+    values: dict[tuple[Any, ...], list[float]] = {}
+    units: dict[tuple[Any, ...], tuple[str, Measurement]] = {}
+    for p in profiles:
+        for k, m in _figures_by_key(p).items():
+            if (mechanism and m.spec.mechanism != mechanism) or m.spec.message_bytes < min_bytes:
+                continue
+            value, unit = m.figure
+            values.setdefault(k, []).append(value)
+            units[k] = (unit, m)
+    rows = []
+    for k in sorted(values, key=repr):
+        vs = values[k]
+        if len(vs) < 2:
+            continue
+        unit, m = units[k]
+        med = statistics.median(vs)
+        q = statistics.quantiles(vs, n=4, method="inclusive")
+        s_ = m.spec
+        rows.append({"figure": f"{s_.name} {s_.mechanism} {s_.pattern} {format_size(s_.message_bytes)}"
+                               + "".join(f" {p}={v}" for p, v in sorted(s_.params.items())
+                                         if p in ("dtype", "in_place", "timing", "blocks", "host_memory")),
+                     "runs": len(vs), "median": format_value(med, unit), "iqr_percent": round(100 * (q[2] - q[0]) / med, 2),
+                     "spread_percent": round(100 * (max(vs) - min(vs)) / med, 2)})
+    return rows
