@@ -204,7 +204,10 @@ def test_bandwidth_roofline_places_collectives():
 def test_collectives_page_has_nccl_tests_tables(app):
     page = A.page_collectives(app.linkroof_data, "reference")
     text = text_of(page)
-    assert "all_reduce fp32 (linkroof)" in text and '"out_busbw_GBps"' in text and '"in_time_us"' in text
+    assert '"out_busbw_GBps"' in text and '"in_time_us"' in text  # the all-reduce table shown first
+    other = text_of(A.collective_table("sendrecv fp32 (linkroof)", "reference", app.linkroof_data))
+    assert '"size": 1073741824' in other and '"in_time_us"' not in other  # send/recv has no in-place form
+    assert "No figures" in text_of(A.collective_table("nothing", "reference", app.linkroof_data))
     from linkroof.roofline.summaries import collective_rows
 
     rows = collective_rows(bundled_profile())["all_reduce fp32 (linkroof)"]

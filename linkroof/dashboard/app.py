@@ -55,6 +55,8 @@ class Id(str, Enum):
     COLL_GRAPH = "collectives-graph"
     COLL_TABLES = "collectives-tables"
     COLL_EMPTY = "collectives-empty"
+    COLL_SELECT = "collectives-select"
+    COLL_TABLE = "collectives-table"
 
 
 class Data:
@@ -234,11 +236,23 @@ def page_collectives(data: Data, pid: str | None) -> Any:
     if not tables:
         return html.Div([_missing("No collectives in this profile: run `linkroof bench --only nccl`, or import "
                                   "nccl-tests results with `linkroof import nccl-tests FILE`.")], id=Id.COLL_EMPTY.value)
-    parts = [_graph(F.collectives_figure(p, data.model(pid)), Id.COLL_GRAPH.value),
-             html.H4("As nccl-tests prints them (times in µs, bandwidths in GB/s)")]
-    for title, rows in tables.items():
-        parts += [html.H5(title), _table(rows, page_size=40)]
-    return html.Div(parts, id=Id.COLL_TABLES.value)
+    from dash import dcc
+
+    titles = list(tables)
+    first = next((t for t in titles if t.startswith("all_reduce fp32")),
+                 next((t for t in titles if t.startswith("all_reduce")), titles[0]))
+    return html.Div([
+        _graph(F.collectives_figure(p, data.model(pid)), Id.COLL_GRAPH.value),
+        html.H4("As nccl-tests prints them (times in µs, bandwidths in GB/s)"),
+        dcc.Dropdown(titles, first, id=Id.COLL_SELECT.value, clearable=False, style={"width": "420px"}),
+        html.Div(collective_table(first, pid, data), id=Id.COLL_TABLE.value),
+    ], id=Id.COLL_TABLES.value)
+
+
+def collective_table(title: str | None, pid: str | None, data: Data) -> Any:
+    """Callback: one collective's nccl-tests-style table."""
+    rows = collective_rows(data.get(pid)).get(title or "", [])
+    return _table(rows, page_size=40) if rows else _missing(f"No figures for {title} in this profile.")
 
 
 def page_roofline(data: Data, pid: str | None) -> Any:
@@ -374,6 +388,8 @@ def create_app(store_path: str | None = None, profile: Profile | None = None) ->
     app.callback(Output(Id.HEATMAP.value, "figure"), Input(Id.PATTERN.value, "value"),
                  Input(Id.MECHANISM.value, "value"), Input(Id.RELATIVE.value, "value"),
                  State(Id.PROFILE.value, "value"))(lambda pat, mech, rel, pid: heatmap(pat, mech, rel, pid, data))
+    app.callback(Output(Id.COLL_TABLE.value, "children"), Input(Id.COLL_SELECT.value, "value"),
+                 State(Id.PROFILE.value, "value"))(lambda title, pid: collective_table(title, pid, data))
     app.callback(Output(Id.RUNS_TABLE.value, "children"), Input(Id.RUNS_PAGE.value, "value"))(
         lambda page: runs_table(page, data))
     app.callback(Output(Id.RUNS_DIFF.value, "children"), Input(Id.RUN_A.value, "value"),
