@@ -396,10 +396,12 @@ PROFILE_HELP = "Profile id (or prefix), a profile JSON file, or 'reference' (def
 @click.option("--time", "time_", metavar="T", help="The workload's measured time (slowest rank), e.g. 1.2ms.")
 @click.option("--plot", type=click.Path(dir_okay=False), help="Write the roofline figure (.html, or .png/.svg with kaleido).")
 @click.option("--force", is_flag=True, help="Place the workload even if the profile describes another machine.")
+@click.option("--fits", "show_fits", is_flag=True, help="Also the latency + bandwidth fit of every mechanism and "
+              "collective, piecewise, with each fit's worst error.")
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_context
 def roofline(ctx: click.Context, which: str | None, workload: str | None, time_: str | None, plot: str | None,
-             force: bool, as_json: bool) -> None:
+             force: bool, show_fits: bool, as_json: bool) -> None:
     """The machine's roofline: ceilings for compute per data type, HBM and every link
     class, spec and measured side by side, with ridge points; optionally a workload
     placed on it."""
@@ -434,14 +436,24 @@ def roofline(ctx: click.Context, which: str | None, workload: str | None, time_:
 
         from .schema import to_dict
 
-        _echo_json(json.dumps({"profile": profile.id, "gpu": model.gpu_name, "roofs": to_dict(model.roofs),
-                               "ridge_points": [{"dtype": d, "resource": r, "flop_per_byte": v}
-                                                for d, r, v in model.ridge_points()],
-                               "placements": to_dict(placements)}, indent=1))
+        doc = {"profile": profile.id, "gpu": model.gpu_name, "roofs": to_dict(model.roofs),
+               "ridge_points": [{"dtype": d, "resource": r, "flop_per_byte": v} for d, r, v in model.ridge_points()],
+               "placements": to_dict(placements)}
+        if show_fits:
+            from .roofline.fits import profile_fits
+
+            doc["fits"] = [{"name": f.name, "worst_error": f.worst_error, "points": len(f.points),
+                            "segments": to_dict(f.segments)} for f in profile_fits(profile)]
+        _echo_json(json.dumps(doc, indent=1))
         return
     from .render import placements_table, roofs_table
 
     _console().print(roofs_table(model, profile))
+    if show_fits:
+        from .render import fits_table
+        from .roofline.fits import profile_fits
+
+        _console().print(fits_table(profile_fits(profile)))
     if placements:
         _console().print(placements_table(placements))
         from .roofline.place import overlap_note

@@ -313,3 +313,17 @@ def spread_table(rows: list[dict[str, Any]]) -> Group:
         t.add_row(r["figure"], str(r["runs"]), r["median"], f"{r['iqr_percent']:.2f} %", f"{r['spread_percent']:.2f} %")
     worst = max(r["spread_percent"] for r in rows)
     return Group(t, Text(f"{len(rows)} figures; largest spread {worst:.2f} %"))
+
+
+def fits_table(fits: list[Any]) -> Table:
+    """Latency + bandwidth per mechanism and collective, one row per segment."""
+    t = Table(title="Latency + bandwidth fits (time = latency + size / bandwidth), worst error against the points",
+              title_justify="left")
+    for col in ("Mechanism / collective", "Sizes", "Latency", "Bandwidth", "Points", "Worst error"):
+        t.add_column(col)
+    for f in fits:
+        for i, seg in enumerate(f.segments):
+            t.add_row(f.name if i == 0 else "", f"{format_size(seg.lo)} - {format_size(seg.hi)}", format_time(seg.latency_s),
+                      format_rate(seg.bandwidth_bytes_per_s) if seg.bandwidth_bytes_per_s != float("inf") else "-",
+                      str(len(f.points)) if i == 0 else "", f"{f.worst_error:.1%}" if i == 0 else "")
+    return t

@@ -11,6 +11,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..profiler.session import bundled_profile, resolve_profile
+from ..roofline.fits import profile_fits
 from ..roofline.model import MachineModel
 from ..roofline.summaries import collective_rows, compare_profiles, headline_rows, show, topo_matrix, warnings_of
 from ..schema import Profile, known
@@ -56,6 +57,7 @@ class Id(str, Enum):
     COLL_TABLES = "collectives-tables"
     COLL_EMPTY = "collectives-empty"
     COLL_SELECT = "collectives-select"
+    FITS_GRAPH = "fits-graph"
     COLL_TABLE = "collectives-table"
 
 
@@ -276,6 +278,9 @@ def page_roofline(data: Data, pid: str | None) -> Any:
              html.H4("Placed workloads"), _table(rows) if rows else html.P("None yet: linkroof compare places kernels.")]
     if placements:
         parts.append(_graph(F.speed_of_light_figure(placements)))
+    fits = profile_fits(p)
+    parts.append(_graph(F.fits_figure(fits), Id.FITS_GRAPH.value) if fits else
+                 _missing("No message-size sweep to fit: `linkroof bench` (sweeps, NCCL) measures them."))
     return html.Div(parts)
 
 

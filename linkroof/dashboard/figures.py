@@ -426,3 +426,33 @@ def speed_of_light_figure(placements: Sequence[Placement]) -> go.Figure:
     fig.update_layout(barmode="group", title="Speed of light: each resource's time against the measured time",
                       yaxis_title="ms", template="plotly_white", height=420)
     return fig
+
+
+def fits_figure(fits: Sequence[Any]) -> go.Figure:
+    """Time per message against size for each mechanism and collective: the measured
+    points and the fitted latency + size / bandwidth segments, one colour each, with the
+    worst error in the legend."""
+    import plotly.colors
+
+    palette = plotly.colors.qualitative.Dark24
+    fig = go.Figure()
+    sizes = []
+    for i, f in enumerate(fits):
+        color = palette[i % len(palette)]
+        xs, ys = zip(*f.points)
+        sizes += list(xs)
+        label = f"{f.name} (worst {f.worst_error:.0%})"
+        fig.add_trace(go.Scatter(x=xs, y=[t * 1e6 for t in ys], mode="markers", name=label, legendgroup=f.name,
+                                 marker={"color": color, "size": 6},
+                                 hovertemplate=f"{f.name}<br>%{{x}} B: %{{y:.3g}} us measured<extra></extra>"))
+        for seg in f.segments:
+            grid = [seg.lo * (seg.hi / seg.lo) ** (k / 20) for k in range(21)] if seg.hi > seg.lo else [seg.lo]
+            fig.add_trace(go.Scatter(x=grid, y=[seg.time(x) * 1e6 for x in grid], mode="lines", showlegend=False,
+                                     legendgroup=f.name, line={"color": color, "width": 1.5},
+                                     hovertemplate=f"{f.name}: {seg.latency_s * 1e6:.2f} us + size / "
+                                                   f"{_gb(seg.bandwidth_bytes_per_s)}<extra></extra>"))
+    fig.update_xaxes(title="message size", **size_axis(sizes))
+    fig.update_yaxes(type="log", title="time per message (us)")
+    fig.update_layout(title="Latency + bandwidth fits: measured points and fitted segments", template="plotly_white",
+                      height=560, legend={"font": {"size": 10}})
+    return fig

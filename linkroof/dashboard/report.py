@@ -8,6 +8,7 @@ from html import escape
 from typing import Any
 
 from ..errors import LinkroofError
+from ..roofline.fits import profile_fits
 from ..roofline.model import MachineModel
 from ..roofline.summaries import headline_rows, topo_matrix, warnings_of
 from ..schema import Profile
@@ -28,6 +29,9 @@ def report_figures(profile: Profile) -> list[tuple[str, Any]]:
             ("Bandwidth roofline", F.bandwidth_roofline_figure(model, list(profile.placements)))]
     if profile.placements:
         figs.append(("Speed of light", F.speed_of_light_figure(list(profile.placements))))
+    fits = profile_fits(profile)
+    if fits:
+        figs.append(("Latency + bandwidth fits", F.fits_figure(fits)))
     return figs
 
 
