@@ -31,6 +31,15 @@ def _decades(lo: float, hi: float, fmt: Any) -> dict[str, Any]:
     return {"tickvals": vals, "ticktext": [fmt(v) for v in vals]}
 
 
+def _us_tick(v: float) -> str:
+    """A power of ten of microseconds as a tick label: '100 ns', '10 us', '1 ms'."""
+    if v < 1:
+        return f"{round(v * 1000):g} ns"
+    if v < 1000:
+        return f"{round(v):g} us"
+    return f"{round(v / 1000):g} ms"
+
+
 def _flops_tick(v: float) -> str:
     for scale, unit in ((1e15, "PFLOP/s"), (1e12, "TFLOP/s"), (1e9, "GFLOP/s")):
         if v >= scale:
@@ -451,8 +460,10 @@ def fits_figure(fits: Sequence[Any]) -> go.Figure:
                                      legendgroup=f.name, line={"color": color, "width": 1.5},
                                      hovertemplate=f"{f.name}: {seg.latency_s * 1e6:.2f} us + size / "
                                                    f"{_gb(seg.bandwidth_bytes_per_s)}<extra></extra>"))
+    times = [t * 1e6 for f in fits for _, t in f.points]
     fig.update_xaxes(title="message size", **size_axis(sizes))
-    fig.update_yaxes(type="log", title="time per message (us)")
+    fig.update_yaxes(type="log", title="time per message", **(_decades(min(times), max(times), _us_tick)
+                                                               if times else {}))
     fig.update_layout(title="Latency + bandwidth fits: measured points and fitted segments", template="plotly_white",
                       height=560, legend={"font": {"size": 10}})
     return fig
