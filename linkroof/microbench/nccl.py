@@ -150,7 +150,6 @@ class _Participant:
 
     def __init__(self, nccl: Any, comm: Any, dev: int, rank: int, n: int, coll: str, nbytes: int, dtype: str,
                  in_place: bool, peers: tuple[int | None, int | None] | None = None):
-        cupy = cp()
         name, esize = DTYPES[dtype]
         self.nccl, self.comm, self.dev, self.rank, self.n, self.coll = nccl, comm, dev, rank, n, coll
         # send/recv partners: (send to, receive from); the ring's neighbours unless given

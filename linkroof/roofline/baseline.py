@@ -7,7 +7,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-from ..schema import Measurement, Placement, Profile, Workload
+from ..schema import Placement, Profile, Workload
 from .collectives import canonical, canonical_dtype
 from .model import MachineModel
 from .place import place
