@@ -14,7 +14,7 @@ from ..errors import LinkroofError
 from ..schema import Measurement, Profile, known
 from ..units import format_size, format_value
 from .model import MachineModel
-from .summaries import headline_rows
+from .summaries import figures_by_key, headline_rows
 
 
 class GateError(LinkroofError):
@@ -61,21 +61,9 @@ def _ratio(value: float, reference: float, unit: str) -> float:
 
 
 def _by_key(profile: Profile) -> dict[tuple[Any, ...], Measurement]:
-    out: dict[tuple[Any, ...], Measurement] = {}
-    for m in profile.measurements:
-        if not m.verified or m.spec.params.get("rank_time") == "this rank":
-            continue
-        value, unit = m.figure
-        if not (value == value and value > 0):
-            continue
-        k = m.spec.key()
-        if k in out:
-            old, _ = out[k].figure
-            if (value < old) if unit == "s" else (value > old):
-                out[k] = m
-        else:
-            out[k] = m
-    return out
+    """Verified figures by spec key alone (a node is held to its baseline whatever its hostname)."""
+    return figures_by_key(profile, origin=False,
+                          keep=lambda m: m.verified and m.spec.params.get("rank_time") != "this rank")
 
 
 def against_baseline(profile: Profile, baseline: Profile, threshold: float = 0.05) -> GateReport:

@@ -134,15 +134,19 @@ def warnings_of(profile: Profile, model: MachineModel | None = None) -> list[str
 # ------------------------------------------------------------ two runs
 
 
-def _figures_by_key(profile: Profile) -> dict[tuple[Any, ...], Measurement]:
-    """One measurement per spec key (repetitions aside): where a profile holds the same
-    figure twice, the better of the two."""
+def figures_by_key(profile: Profile, origin: bool = True,
+                   keep: Callable[[Measurement], bool] | None = None) -> dict[tuple[Any, ...], Measurement]:
+    """One measurement per spec key (repetitions aside; with `origin`, also per source,
+    host and rank): where a profile holds the same figure twice, the better of the two.
+    `keep` chooses which measurements count."""
     out: dict[tuple[Any, ...], Measurement] = {}
     for m in profile.measurements:
+        if keep is not None and not keep(m):
+            continue
         value, unit = m.figure
         if not (value == value and value > 0):
             continue
-        k = (m.spec.key(), m.source, m.host, m.rank)
+        k = (m.spec.key(), m.source, m.host, m.rank) if origin else m.spec.key()
         if k in out:
             old, _ = out[k].figure
             better = value < old if unit == "s" else value > old
@@ -156,7 +160,7 @@ def compare_profiles(a: Profile, b: Profile, noise: float = 0.02) -> list[dict[s
     """Figures present in both profiles (same spec key, parameters included) that
     changed beyond the noise: a change larger than `noise` and than three times either
     run's CV, judged on the log ratio so the verdict does not depend on the order."""
-    left, right = _figures_by_key(a), _figures_by_key(b)
+    left, right = figures_by_key(a), figures_by_key(b)
     rows = []
     for k in sorted(set(left) & set(right), key=repr):
         ma, mb = left[k], right[k]
@@ -245,7 +249,7 @@ def spread_across(profiles: list[Profile], mechanism: str | None = None, min_byt
     values: dict[tuple[Any, ...], list[float]] = {}
     units: dict[tuple[Any, ...], tuple[str, Measurement]] = {}
     for p in profiles:
-        for k, m in _figures_by_key(p).items():
+        for k, m in figures_by_key(p).items():
             if (mechanism and m.spec.mechanism != mechanism) or m.spec.message_bytes < min_bytes:
                 continue
             value, unit = m.figure
