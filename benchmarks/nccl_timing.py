@@ -68,7 +68,8 @@ def main() -> None:
             def rep(ss, parts=parts):
                 nccl.groupStart()
                 for p, s in zip(parts, ss):
-                    p.issue(s)
+                    for f in p.calls(s):
+                        f()
                 nccl.groupEnd()
 
             ops = 4 if coll == "all_to_all" else 2
@@ -111,8 +112,8 @@ def main() -> None:
                     out.setdefault("graph", []).append(per_call(evs, mark(), args.iters))
                 except Exception as e:  # noqa: BLE001
                     out.setdefault("graph_error", []).append(f"{type(e).__name__}: {e}")
-            checks = N._checked_run(parts, rep)
-            row = {"coll": coll, "size": size, "wrong": sum(w for w, _ in checks),
+            wrong, _ = N._checked_run(parts, rep)
+            row = {"coll": coll, "size": size, "wrong": wrong,
                    **{k: v for k, v in out.items()}}
             rows.append(row)
             cells = "  ".join(f"{k} " + ",".join(f"{x * 1e6:.1f}" for x in v) for k, v in out.items()

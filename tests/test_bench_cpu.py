@@ -286,3 +286,17 @@ def test_throttling_marks_only_the_throttled_gpus_figures():
     res = runner.run_plan(plan_of(lambda: [gpu0], lambda: [gpu1]), states=lambda: hot1)
     assert res.measurements[0].warnings == () and res.measurements[1].warnings == ("GPU1 throttled: sw_power_cap",)
     assert res.notes == ["local: GPU1 throttled: sw_power_cap"]
+
+
+def test_simultaneous_window_counts_the_slowest_lane_not_rates_by_index():
+    from linkroof.microbench.copies import window_slots
+
+    # one lane twice as fast: the window is the slow lane's, not the pairing of rates
+    assert window_slots([(1.0, 1.0, 1.0), (2.0, 2.0, 2.0)]) == (2.0, 2.0, 2.0)
+    # the lead changes hands: the slots still add up to the whole window
+    slots = window_slots([(3.0, 1.0, 1.0), (1.0, 1.0, 4.0)])
+    assert slots == (3.0, 1.0, 2.0) and sum(slots) == max(5.0, 6.0)
+    # bytes over the window is below the sum of each lane's own rate when one lane runs alone
+    a, b = (1.0,) * 4, (1.25,) * 4
+    total = 2 * 4 / sum(window_slots([a, b]))
+    assert total < 1 / 1.0 + 1 / 1.25

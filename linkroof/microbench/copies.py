@@ -21,9 +21,30 @@ from .cuda import BenchError, cp, launch, set_peer_access, sm_count
 from .timing import GateTimeout, Lane, time_lanes
 
 COPIED = "bytes copied (a copy of N bytes counts N)"
-SUM_SIMULTANEOUS = "sum of the simultaneous transfers' bandwidths (each counted as bytes copied)"
+SUM_SIMULTANEOUS = "bytes of every simultaneous transfer over their common window (each counted as bytes copied)"
 
 HOST = -1  # endpoint id of host memory
+WINDOW = "window: from the lanes' common start to the last lane's end"
+
+
+def window_slots(lanes: list[tuple[float, ...]]) -> tuple[float, ...]:
+    """The time of a set of simultaneous lanes as one window (as nvbandwidth's totals):
+    the lanes start together at the gate's release and run their repetitions back to
+    back, so after repetition r the window has lasted W_r = the longest lane's time so
+    far; repetition r's slot is W_r - W_(r-1). The slots add up to the whole window, from
+    the common start to the last lane's end, so a lane that finishes early (and leaves
+    the other to run alone) does not count its bytes as if both ran the whole time, as
+    pairing repetitions by index did."""
+    reps = min(len(t) for t in lanes)
+    ends = [0.0] * len(lanes)
+    out = []
+    window = 0.0
+    for r in range(reps):
+        ends = [e + t[r] for e, t in zip(ends, lanes)]
+        now = max(ends)
+        out.append(now - window)
+        window = now
+    return tuple(out)
 
 
 @dataclass
@@ -175,14 +196,13 @@ def run_transfers(name: str, transfers: list[Transfer], nbytes: int, reps: int, 
                                verified=check.ok, verification=check.text,
                                warnings=(ungated_note,) if ungated_note else ()))
     if concurrency > 1 and total_name:
-        per_rep_total_bw = [sum(m.bytes_per_rep / m.times_s[r] for m in out) for r in range(reps)]
         total_bytes = sum(m.bytes_per_rep for m in out)
         spec = BenchSpec(name=total_name, mechanism=transfers[0].mechanism, pattern=pattern or "concurrent",
                          devices=tuple(sorted({d for t in transfers for d in (t.src, t.dst) if d != HOST})),
                          message_bytes=nbytes, repetitions=reps, concurrency=concurrency,
-                         params={**transfers[0].params, **(extra or {}), "parts": concurrency})
+                         params={**transfers[0].params, **(extra or {}), "parts": concurrency, "total": WINDOW})
         ok = all(c.ok for c in checks)
-        out.append(Measurement(spec=spec, times_s=tuple(total_bytes / bw for bw in per_rep_total_bw),
+        out.append(Measurement(spec=spec, times_s=window_slots([m.times_s for m in out]),
                                bytes_per_rep=total_bytes, bytes_convention=SUM_SIMULTANEOUS, verified=ok,
                                verification="every part verified" if ok else "a part failed verification: "
                                + "; ".join(c.text for c in checks if not c.ok)))
@@ -259,12 +279,11 @@ def per_gpu_egress(parts: list[Measurement], pattern: str) -> list[Measurement]:
             continue
         reps = min(len(m.times_s) for m in ms)
         total = sum(m.bytes_per_rep for m in ms)
-        bws = [sum(m.bytes_per_rep / m.times_s[r] for m in ms) for r in range(reps)]
         spec = BenchSpec(name=f"{pattern}_per_gpu_egress_bandwidth", mechanism=ms[0].spec.mechanism, pattern=pattern,
                          devices=(gpu,), message_bytes=ms[0].spec.message_bytes, repetitions=reps,
-                         concurrency=ms[0].spec.concurrency, params={"parts": len(ms)})
+                         concurrency=ms[0].spec.concurrency, params={"parts": len(ms), "total": WINDOW})
         ok = all(m.verified for m in ms)
-        out.append(Measurement(spec=spec, times_s=tuple(total / bw for bw in bws), bytes_per_rep=total,
+        out.append(Measurement(spec=spec, times_s=window_slots([m.times_s for m in ms]), bytes_per_rep=total,
                                bytes_convention=SUM_SIMULTANEOUS, verified=ok,
                                verification="every part verified" if ok else "a part failed verification"))
     return out

@@ -12,6 +12,7 @@ launcher each rank drives its own GPU (`RankCollectives`).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -182,30 +183,39 @@ class _Participant:
             self.recv[...] = _to_dtype(cupy.full(self.recv_n, -1.0), self.dtype)
             self.send[...] = _to_dtype(_value(cupy.arange(self.send_n, dtype=cupy.int64), self.rank), self.dtype)
 
-    def issue(self, stream: Any) -> None:
+    def calls(self, stream: Any) -> list[Any]:
+        """This rank's NCCL calls of one collective on `stream`, bound to their arguments
+        once: a loop then costs Python one call each (the host-launch figure is the launch,
+        not the building of arguments)."""
+        from functools import partial
+
         c, n, s, r = self.comm, self.n, self.send.data.ptr, self.recv.data.ptr
-        op, sp = self.nccl.NCCL_SUM, stream.ptr
+        op, sp, dt = self.nccl.NCCL_SUM, stream.ptr, self.ndt
         if self.coll == "all_reduce":
-            c.allReduce(s, r, self.send_n, self.ndt, op, sp)
-        elif self.coll == "all_gather":
-            c.allGather(s, r, self.send_n, self.ndt, sp)
-        elif self.coll == "reduce_scatter":
-            c.reduceScatter(s, r, self.recv_n, self.ndt, op, sp)
-        elif self.coll == "broadcast":
-            c.broadcast(s, r, self.send_n, self.ndt, 0, sp)
-        elif self.coll == "reduce":
-            c.reduce(s, r, self.send_n, self.ndt, op, 0, sp)
-        elif self.coll == "all_to_all":  # grouped send/recv (the binding has no all-to-all)
+            return [partial(c.allReduce, s, r, self.send_n, dt, op, sp)]
+        if self.coll == "all_gather":
+            return [partial(c.allGather, s, r, self.send_n, dt, sp)]
+        if self.coll == "reduce_scatter":
+            return [partial(c.reduceScatter, s, r, self.recv_n, dt, op, sp)]
+        if self.coll == "broadcast":
+            return [partial(c.broadcast, s, r, self.send_n, dt, 0, sp)]
+        if self.coll == "reduce":
+            return [partial(c.reduce, s, r, self.send_n, dt, op, 0, sp)]
+        if self.coll == "all_to_all":  # grouped send/recv (the binding has no all-to-all)
             chunk = self.send_n // n
-            esize = DTYPES[self.dtype][1]
+            step = chunk * DTYPES[self.dtype][1]
+            out = []
             for p in range(n):
-                c.send(s + p * chunk * esize, chunk, self.ndt, p, sp)
-                c.recv(r + p * chunk * esize, chunk, self.ndt, p, sp)
-        elif self.coll == "sendrecv":
+                out += [partial(c.send, s + p * step, chunk, dt, p, sp), partial(c.recv, r + p * step, chunk, dt, p, sp)]
+            return out
+        if self.coll == "sendrecv":
+            out = []
             if self.send_to is not None:
-                c.send(s, self.send_n, self.ndt, self.send_to, sp)
+                out.append(partial(c.send, s, self.send_n, dt, self.send_to, sp))
             if self.recv_from is not None:
-                c.recv(r, self.recv_n, self.ndt, self.recv_from, sp)
+                out.append(partial(c.recv, r, self.recv_n, dt, self.recv_from, sp))
+            return out
+        raise BenchError(f"unknown collective {self.coll!r}")
 
     def check(self) -> tuple[int, int]:
         """(wrong elements, checked elements) over up to 1 M sampled elements; a reduce's
@@ -273,16 +283,28 @@ def collective_timings(gpus: list[int], coll: str, nbytes: int, dtype: str = "fp
 
 
 def _time_and_check(nccl: Any, parts: list[_Participant], reps: int, host_launch: bool = False,
-                    graph: bool = True) -> list[tuple[list[list[float]], int, int, dict[str, Any]]]:
+                    graph: bool = True, agree: Callable[[list[float]], list[float]] | None = None,
+                    ) -> list[tuple[list[list[float]], int, int, dict[str, Any]]]:
     """Time `reps` grouped calls of every participant and check the results: for the
     device time, gated (else ungated) and, out of place, from a CUDA graph, keeping the
     better; with `host_launch`, a plain loop too. One (seconds per repetition per
-    participant, wrong, checked, parameters) per timing definition."""
+    participant, wrong, checked, parameters) per timing definition.
+
+    `agree` (ranks under a launcher) turns this rank's [gated, graph] medians into the
+    slowest rank's, so that every rank keeps the same method."""
+    bound: dict[tuple[int, ...], list[Any]] = {}
+
     def rep(streams: list[Any]) -> None:
-        nccl.groupStart()  # send/recv pairs (all-to-all, send/recv) must be posted together
-        for p, s in zip(parts, streams):
-            p.issue(s)
-        nccl.groupEnd()
+        key = tuple(s.ptr for s in streams)
+        calls = bound.get(key)
+        if calls is None:
+            calls = bound[key] = [f for p, s in zip(parts, streams) for f in p.calls(s)]
+        group_start()  # send/recv pairs (all-to-all, send/recv) must be posted together
+        for f in calls:
+            f()
+        group_end()
+
+    group_start, group_end = nccl.groupStart, nccl.groupEnd
 
     def checked() -> tuple[int, int]:
         results = [p.check() for p in parts]
@@ -301,7 +323,8 @@ def _time_and_check(nccl: Any, parts: list[_Participant], reps: int, host_launch
     wrong, count = _checked_run(parts, rep)
     device = (gated_times, wrong, count, {**common, "timing": DEVICE, "method": "gated" if gated else "ungated"})
     if graph and not parts[0].in_place:  # in place, repeated reductions would compound: the eager run only
-        graph_times, replay, destroy = time_graph(devices, streams, rep, reps)
+        graph_times, replay, destroy, graph_gated = time_graph(devices, streams, rep, reps,
+                                                                replays=_samples(gated_times, reps, 0.1, 5, 15))
         try:
             for p in parts:  # what the graph computes, checked: from fresh inputs, one replay
                 _sync(p.dev)
@@ -313,18 +336,28 @@ def _time_and_check(nccl: Any, parts: list[_Participant], reps: int, host_launch
             g_wrong, g_count = checked()
         finally:
             destroy()
-        if _median(slowest_per_repetition(graph_times)) < _median(slowest_per_repetition(gated_times)):
+        medians = [_median(slowest_per_repetition(gated_times)), _median(slowest_per_repetition(graph_times))]
+        if agree is not None:
+            medians = agree(medians)
+        graph_method = "graph" if graph_gated else "graph, ungated"
+        if medians[1] < medians[0]:
             device = (graph_times, wrong + g_wrong, count + g_count,
-                      {**common, "timing": DEVICE, "method": "graph",
-                       "other_method_median_s": _median(slowest_per_repetition(gated_times))})
+                      {**common, "timing": DEVICE, "method": graph_method, "other_method_median_s": medians[0]})
         else:
             device = (gated_times, wrong + g_wrong, count + g_count,
-                      {**device[3], "other_method_median_s": _median(slowest_per_repetition(graph_times))})
+                      {**device[3], "other_method_median_s": medians[1]})
     out = [device]
     if host_launch:
-        loop_times = time_host_loop(devices, streams, rep, reps)
+        loop_times = time_host_loop(devices, streams, rep, reps, loops=_samples(gated_times, reps, 0.05, 3, 15))
         out.append((loop_times, device[1], device[2], {**common, "timing": HOST_LAUNCH, "method": "python loop"}))
     return out
+
+
+def _samples(times: list[list[float]], reps: int, budget_s: float, least: int, most: int) -> int:
+    """How many samples of `reps` calls fit in `budget_s`, from the calls' timed median,
+    between `least` and `most`: small collectives (noisier, cheap) get more."""
+    per_sample = _median(slowest_per_repetition(times)) * reps
+    return max(least, min(most, int(budget_s / max(per_sample, 1e-9))))
 
 
 def _median(xs: Any) -> float:
@@ -365,12 +398,31 @@ class RankCollectives:
             self.nc = nccl.NcclCommunicator(comm.ctx.world, uid, comm.ctx.rank)
 
     def run(self, coll: str, nbytes: int, dtype: str = "fp32", in_place: bool = False, reps: int = 20) -> Measurement:
+        """The device time of one collective on this rank (see `timings`)."""
+        return self.timings(coll, nbytes, dtype, in_place, reps, host_launch=False)[0]
+
+    def timings(self, coll: str, nbytes: int, dtype: str = "fp32", in_place: bool = False, reps: int = 20,
+                host_launch: bool = True) -> list[Measurement]:
+        """Both timing definitions on this rank, as `collective_timings`. The device time's
+        method (gated stream or graph replay) is chosen from the slowest rank's medians,
+        exchanged over this communicator, so every rank keeps the same one."""
         n, rank = self.comm.ctx.world, self.comm.ctx.rank
         part = _Participant(self.nccl, self.nc, self.device, rank, n, coll, nbytes, dtype, in_place)
-        # one method on every rank (each rank choosing its own could not be merged): the gate
-        ((times,), wrong, checked, params), = _time_and_check(self.nccl, [part], reps, graph=False)
-        return _measurement(coll, n, nbytes, dtype, in_place, times, wrong, checked, (rank,),
-                            {"processes": n, "rank_time": "this rank", **params})
+        runs = _time_and_check(self.nccl, [part], reps, host_launch=host_launch, agree=self._slowest)
+        return [_measurement(coll, n, nbytes, dtype, in_place, times, wrong, checked, (rank,),
+                             {"processes": n, "rank_time": "this rank", **params})
+                for (times,), wrong, checked, params in runs]
+
+    def _slowest(self, values: list[float]) -> list[float]:
+        """Every rank's `values`, element-wise maximum over the ranks (an NCCL all-reduce)."""
+        cupy = cp()
+        with cupy.cuda.Device(self.device):
+            buf = cupy.asarray(values, dtype=cupy.float64)
+            s = stream(self.device, 0)
+            self.nc.allReduce(buf.data.ptr, buf.data.ptr, buf.size, self.nccl.NCCL_FLOAT64, self.nccl.NCCL_MAX,
+                              s.ptr)
+            s.synchronize()
+            return [float(x) for x in buf.get()]
 
     def run_internode(self, nbytes: int, peers: tuple[int | None, int | None], dtype: str = "fp32",
                       reps: int = 20) -> Measurement:

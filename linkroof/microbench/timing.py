@@ -181,11 +181,17 @@ def time_calls(call: Callable[[int], Any], reps: int, framework: str = "cupy", g
 
 
 def time_graph(devices: list[int], streams: list[Any], enqueue_rep: Callable[[list[Any]], None], reps: int,
-               replays: int = 5) -> tuple[list[list[float]], Callable[[], None], Callable[[], None]]:
+               replays: int = 10) -> tuple[list[list[float]], Callable[[], None], Callable[[], None], bool]:
     """`reps` repetitions captured in one CUDA graph per stream, replayed `replays` times
     (nccl-tests -G): seconds per repetition, one value per replay (its time / reps), one
     list per stream; a function that replays the graph once more (to check what it
-    computes); and one that destroys the graphs (call it before freeing their buffers)."""
+    computes); one that destroys the graphs (call it before freeing their buffers); and
+    whether the replays ran behind the gate.
+
+    The replays are queued behind the spin gate, with an event between consecutive
+    ones: every GPU starts its first replay at the gate's release, not when Python got
+    round to launching its graph (launched one after the other, the second GPU's graph
+    started several microseconds late, and the first GPU's time waited for it)."""
     cupy = cp()
     rt = cupy.cuda.runtime
     for s in streams:
@@ -206,7 +212,7 @@ def time_graph(devices: list[int], streams: list[Any], enqueue_rep: Callable[[li
         with cupy.cuda.Device(d):
             execs.append(rt.graphInstantiate(g))
 
-    def replay() -> None:
+    def replay(_: Any = None) -> None:
         for d, s, x in zip(devices, streams, execs):
             with cupy.cuda.Device(d):
                 rt.graphLaunch(x, s.ptr)
@@ -219,36 +225,43 @@ def time_graph(devices: list[int], streams: list[Any], enqueue_rep: Callable[[li
                 rt.graphExecDestroy(x)
                 rt.graphDestroy(g)
 
-    replay()  # warm-up: first launch uploads the graph
-    out: list[list[float]] = [[] for _ in streams]
-    for _ in range(replays):
-        starts = _marks(devices, streams)
-        replay()
-        ends = _marks(devices, streams)
-        for lst, a, b in zip(out, starts, ends):
-            b.synchronize()
-            lst.append(cupy.cuda.get_elapsed_time(a, b) / 1e3 / reps)
-    return out, replay, destroy
+    replay()  # warm-up: the first launch uploads the graph
+    try:
+        times = time_repetitions(devices, streams, replay, replays, warmup=0, settle=1)
+        gated = True
+    except GateTimeout:
+        times = time_repetitions(devices, streams, replay, replays, warmup=0, gated=False)
+        gated = False
+    return [[t / reps for t in ts] for ts in times], replay, destroy, gated
 
 
 def time_host_loop(devices: list[int], streams: list[Any], enqueue_rep: Callable[[list[Any]], None], reps: int,
-                   loops: int = 5) -> list[list[float]]:
+                   loops: int = 9) -> list[list[float]]:
     """Per-call time with the host's launch in it, as nccl-tests without -G and as a
     user's Python loop sees it: `reps` repetitions issued back to back from Python with
-    an event before and after the loop; one value per loop (its time / reps)."""
+    an event before and after the loop; one value per loop (its time / reps). Python's
+    garbage collector is held off during the loops (its pauses are not the launch)."""
+    import gc
+
     cupy = cp()
     enqueue_rep(streams)  # warm
     for s in streams:
         s.synchronize()
     out: list[list[float]] = [[] for _ in streams]
-    for _ in range(loops):
-        starts = _marks(devices, streams)
-        for _ in range(reps):
-            enqueue_rep(streams)
-        ends = _marks(devices, streams)
-        for lst, a, b in zip(out, starts, ends):
-            b.synchronize()
-            lst.append(cupy.cuda.get_elapsed_time(a, b) / 1e3 / reps)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(loops):
+            starts = _marks(devices, streams)
+            for _ in range(reps):
+                enqueue_rep(streams)
+            ends = _marks(devices, streams)
+            for lst, a, b in zip(out, starts, ends):
+                b.synchronize()
+                lst.append(cupy.cuda.get_elapsed_time(a, b) / 1e3 / reps)
+    finally:
+        if was_enabled:
+            gc.enable()
     return out
 
 

@@ -124,7 +124,7 @@ def _gpu_work(comm: Comm, topo: Topology, suite: str, only: list[str] | None,
         rc = RankCollectives(comm, gpu)
         for coll, size, ip, dt in nccl_grid(suite, sizes):
             try:
-                out.append(rc.run(coll, size, dtype=dt, reps=reps or 20, in_place=ip))
+                out += rc.timings(coll, size, dtype=dt, reps=reps or 20, in_place=ip)
             except Exception as e:  # noqa: BLE001
                 skipped.append(Skipped(f"nccl {coll} {size} B {dt}", f"{type(e).__name__}: {e}", (gpu,)))
         peers = internode_peers(host_of, comm.ctx.rank)

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..microbench.buffers import release_pinned
 from ..microbench.cuda import BenchError, free_memory
 from ..roofline.checks import flag_above_spec
 from ..schema import Environment, GpuState, Measurement, Profile, Skipped, Topology, Unknown
@@ -87,6 +88,8 @@ def run_plan(plan: Plan, states: Callable[[], tuple[GpuState, ...]] | None = Non
         res.interrupted = True
         res.notes.append(f"interrupted by the user after {done} of {len(plan.items)} benchmarks; "
                          "what was measured is kept")
+    finally:
+        release_pinned()
     if progress:
         progress(done, len(plan.items), "done")
     res.states_after = read_states()
