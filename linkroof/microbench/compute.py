@@ -63,38 +63,50 @@ def _gemm_ex(a, b, c, n: int, data_type: int, compute_type: int) -> None:
                   compute_type, CUBLAS_GEMM_DEFAULT)
 
 
-def gemm(dev: int, dtype: str, n: int = 8192, reps: int = 10, seed: int = 7, dist: str = "uniform",
-         warmup: int = 3) -> Measurement:
+def gemm_setup(dev: int, dtype: str, n: int = 8192, seed: int = 7, dist: str = "uniform") -> tuple:
+    """Inputs on `dev` and (run(stream): one n^3 GEMM through cuBLAS on that stream,
+    check(): (ok, how) of C's corner against float64)."""
     cupy = cp()
     with cupy.cuda.Device(dev):
         a, b = _inputs(n, dtype, seed, dist)
-        if dtype in ("fp16", "fp32", "fp64"):
-            c = cupy.empty_like(a)
+        c = cupy.empty_like(a)
+    if dtype in ("fp16", "fp32", "fp64"):
+        def run(stream):
+            with cupy.cuda.Device(dev), stream:
+                cupy.matmul(a, b, out=c)
+    else:
+        dt, ct = (CUDA_R_16BF, CUBLAS_COMPUTE_32F) if dtype == "bf16" else (CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32)
 
-            def run(stream):
-                with stream:
-                    cupy.matmul(a, b, out=c)
-        else:
-            c = cupy.empty_like(a)
-            dt, ct = (CUDA_R_16BF, CUBLAS_COMPUTE_32F) if dtype == "bf16" else (CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32)
+        def run(stream):
+            from cupy_backends.cuda.libs import cublas
 
-            def run(stream):
-                from cupy_backends.cuda.libs import cublas
+            with cupy.cuda.Device(dev), stream:  # CuPy binds its cuBLAS handle to the current stream
+                handle = cupy.cuda.device.get_cublas_handle()
+                cublas.setStream(handle, stream.ptr)
+                _gemm_ex(a, b, c, n, dt, ct)
 
-                with stream:  # CuPy binds its cuBLAS handle to the current stream
-                    handle = cupy.cuda.device.get_cublas_handle()
-                    cublas.setStream(handle, stream.ptr)
-                    _gemm_ex(a, b, c, n, dt, ct)
-
-        try:
-            times = time_kernel(dev, run, reps, warmup=warmup)
-        except (ImportError, AttributeError, TypeError) as e:
-            raise BenchError(f"{dtype} GEMM is not reachable through this CuPy ({e})") from None
+    def check() -> tuple[bool, str]:
         corner = 64
-        ref = _as_f64(a[:corner], dtype) @ _as_f64(b[:, :corner], dtype)
-        got = _as_f64(c[:corner, :corner], dtype)
-        err = float(cupy.linalg.norm(got - ref) / cupy.linalg.norm(ref))
-    ok = err < TOLERANCE[dtype]
+        with cupy.cuda.Device(dev):
+            cupy.cuda.Device(dev).synchronize()
+            ref = _as_f64(a[:corner], dtype) @ _as_f64(b[:, :corner], dtype)
+            got = _as_f64(c[:corner, :corner], dtype)
+            err = float(cupy.linalg.norm(got - ref) / cupy.linalg.norm(ref))
+        ok = err < TOLERANCE[dtype]
+        return ok, (f"C[:{corner},:{corner}] vs float64 ({dist} inputs): relative error {err:.2e} "
+                    f"({'within' if ok else 'above'} {TOLERANCE[dtype]:.0e})")
+
+    return run, check
+
+
+def gemm(dev: int, dtype: str, n: int = 8192, reps: int = 10, seed: int = 7, dist: str = "uniform",
+         warmup: int = 3) -> Measurement:
+    run, check = gemm_setup(dev, dtype, n, seed, dist)
+    try:
+        times = time_kernel(dev, run, reps, warmup=warmup)
+    except (ImportError, AttributeError, TypeError) as e:
+        raise BenchError(f"{dtype} GEMM is not reachable through this CuPy ({e})") from None
+    ok, how = check()
     rate = 2.0 * n ** 3 / sorted(times)[len(times) // 2]
     if rate > 5e15:  # no GPU of this decade: the work ran outside the timed stream
         raise BenchError(f"{dtype} GEMM timing implausible ({format_flops(rate, 0)}): the GEMM did not run on the "
@@ -102,9 +114,7 @@ def gemm(dev: int, dtype: str, n: int = 8192, reps: int = 10, seed: int = 7, dis
     spec = BenchSpec("gemm_throughput", "compute", "gemm", (dev,), 0, reps,
                      params={"dtype": dtype, "m": n, "n": n, "k": n, "library": "cuBLAS via CuPy", "inputs": dist})
     return Measurement(spec=spec, times_s=tuple(times), bytes_per_rep=0, bytes_convention=NO_BYTES, verified=ok,
-                       verification=f"C[:{corner},:{corner}] vs float64: relative error {err:.2e} "
-                                    f"({'within' if ok else 'above'} {TOLERANCE[dtype]:.0e})",
-                       flops_per_rep=2.0 * n ** 3)
+                       verification=how, flops_per_rep=2.0 * n ** 3)
 
 
 def fma_peak(dev: int, reps: int = 5, iters: int = 4000) -> Measurement:

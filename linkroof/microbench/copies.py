@@ -94,8 +94,9 @@ def _enqueue(t: Transfer, src: Any, dst: Any, nbytes: int) -> Any:
         threads = int(t.params.get("threads", 512))
         loops = np.uint32(t.params.get("loops", 1))
         name = f"copy_v4_l2pf<{unroll}>" if t.params.get("l2_prefetch") else f"copy_v4<{unroll}>"
+        smem = int(t.params.get("smem", 0))  # held, unused: one block per SM (compute beside the copy)
         return lambda s: launch(t.issuer, name, blocks, threads, (np.uint64(src.ptr), np.uint64(dst.ptr), n_vec, loops),
-                                stream=s)
+                                stream=s, shared_mem=smem)
     if t.mechanism == "tma":
         from .cuda import compute_capability
 
@@ -107,7 +108,7 @@ def _enqueue(t: Transfer, src: Any, dst: Any, nbytes: int) -> Any:
         blocks = int(t.params.get("blocks", sm_count(t.issuer) * 2))
         if chunk % 16:
             raise BenchError("TMA chunk must be a multiple of 16 bytes")
-        smem = stages * chunk + 8 * stages
+        smem = max(stages * chunk + 8 * stages, int(t.params.get("smem", 0)))
         loops = np.uint32(t.params.get("loops", 1))
         name = f"tma_copy<{stages}>"
         return lambda s: launch(t.issuer, name, blocks, 32, (np.uint64(src.ptr), np.uint64(dst.ptr), np.uint64(nbytes),

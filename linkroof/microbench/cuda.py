@@ -15,6 +15,9 @@ from ..errors import LinkroofError
 TEMPLATES = ("copy_v4<1>", "copy_v4<4>", "copy_v4<8>", "copy_v4<12>", "copy_v4_l2pf<8>",
              "read_v4<4>", "read_v4<8>",
              "tma_copy<2>", "tma_copy<3>", "tma_copy<4>")
+# Kernel sources and their template instances: linkroof.cu (copies, latency, compute),
+# terms.cu (launch, synchronisation, signals, reductions).
+MODULES = {"linkroof": TEMPLATES, "terms": ("red_add_f32<true>", "red_add_f32<false>", "tma_red_add_f32<4>")}
 
 
 class CudaUnavailable(LinkroofError):
@@ -56,30 +59,34 @@ def sm_count(dev: int) -> int:
     return int(properties(dev)["multiProcessorCount"])
 
 
-def kernel_source() -> str:
-    return (resources.files("linkroof") / "microbench" / "kernels" / "linkroof.cu").read_text()
+def kernel_source(module: str = "linkroof") -> str:
+    return (resources.files("linkroof") / "microbench" / "kernels" / f"{module}.cu").read_text()
 
 
-_MODULES: dict[int, Any] = {}
+_MODULES: dict[tuple[int, str], Any] = {}
 
 
-def kernel(dev: int, name: str) -> Any:
+def kernel(dev: int, name: str, module: str = "linkroof") -> Any:
     """A compiled kernel for device `dev` (NVRTC, the device's own -arch, CuPy's disk cache)."""
     cupy = cp()
-    mod = _MODULES.get(dev)
+    mod = _MODULES.get((dev, module))
     if mod is None:
         with cupy.cuda.Device(dev):
-            mod = cupy.RawModule(code=kernel_source(), options=("--std=c++17",), name_expressions=TEMPLATES)
-            mod.compile()
-        _MODULES[dev] = mod
+            mod = cupy.RawModule(code=kernel_source(module), options=("--std=c++17",),
+                                 name_expressions=MODULES[module])
+            try:
+                mod.compile()
+            except cupy.cuda.compiler.CompileException as e:
+                raise BenchError(f"the {module}.cu kernels do not compile for GPU{dev}: {str(e)[:2000]}") from None
+        _MODULES[(dev, module)] = mod
     with cupy.cuda.Device(dev):
         return mod.get_function(name)
 
 
 def launch(dev: int, name: str, grid: int, block: int, args: tuple[Any, ...], stream: Any = None,
-           shared_mem: int = 0) -> None:
+           shared_mem: int = 0, module: str = "linkroof") -> None:
     cupy = cp()
-    fn = kernel(dev, name)
+    fn = kernel(dev, name, module)
     with cupy.cuda.Device(dev):
         if shared_mem > 48 * 1024 and fn.max_dynamic_shared_size_bytes < shared_mem:
             fn.max_dynamic_shared_size_bytes = shared_mem

@@ -11,12 +11,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..microbench import compute, copies, latency, local, multicast, nccl
+from ..microbench import compute, copies, latency, local, multicast, nccl, terms
 from ..roofline.collectives import COLLECTIVES, NO_IN_PLACE
 from ..schema import Skipped, Topology, known
 
-FAMILIES = ("host", "local", "peer_ce", "peer_sm", "peer_tma", "concurrency", "latency", "sweep", "compute", "nccl",
-            "multicast")
+FAMILIES = ("host", "local", "peer_ce", "peer_sm", "peer_tma", "reduce", "concurrency", "latency", "launch", "sync",
+            "sweep", "compute", "overlap", "nccl", "multicast")
 SUITES = ("quick", "default", "full")
 
 MiB = 1 << 20
@@ -57,6 +57,29 @@ def _sized(params: dict[str, Any], topo: Topology, gpu: int, per_sm: int = 2) ->
     """Fill in a block count from the issuing GPU's SM count (2 blocks per SM by default)."""
     sms = topo.gpus[gpu].sm_count if known(topo.gpus[gpu].sm_count) else 132
     return {k: (sms * per_sm if k == "blocks" and v is None else v) for k, v in params.items()}
+
+
+def scaled_parallelism(mechanism: str, size: int, sms: int) -> dict[str, Any]:
+    """A small message's parallelism scaled to the message, the same rule for SM and TMA:
+    every issuing unit gets work (SM: 512 threads a block, 16 bytes a thread at least;
+    TMA: one issuing thread a block, chunks of size / (2 x SMs) between 1 and 16 KiB),
+    at most 2 blocks per SM. The active threads and blocks go into the parameters, so
+    a crossover between mechanisms reflects the mechanism, not the split of work."""
+    if mechanism == "sm":
+        blocks = max(1, min(2 * sms, -(-size // (512 * 16))))
+        return {"blocks": blocks, "threads": 512, "active_blocks": blocks,
+                "active_threads": min(blocks * 512, max(1, size // 16))}
+    chunk = 1024
+    while chunk < 16384 and chunk * 2 * sms < size:
+        chunk *= 2
+    blocks = max(1, min(2 * sms, -(-size // chunk)))
+    return {"blocks": blocks, "chunk": chunk, "active_blocks": blocks, "active_threads": blocks}
+
+
+def _block_counts(sms: int, suite: str) -> list[int]:
+    """Block counts of the saturation sweeps: from an eighth of the SMs to 4 blocks per SM."""
+    counts = sorted({max(1, sms // 8), sms // 4, sms // 2, sms, 2 * sms, 4 * sms})
+    return counts if suite == "full" else [c for c in counts if c <= 2 * sms]
 
 
 def default_sizes(suite: str) -> list[int]:
@@ -188,18 +211,39 @@ def make_plan(topo: Topology, suite: str = "default", gpus: Iterable[int] | None
     if suite != "quick" and first_pair:
         a, b = first_pair[0]
         sms = topo.gpus[a].sm_count if known(topo.gpus[a].sm_count) else 132
-        block_counts = sorted({max(1, sms // 8), sms // 4, sms // 2, sms, 2 * sms, 4 * sms})
-        if suite == "default":
-            block_counts = [c for c in block_counts if c in (max(1, sms // 8), sms // 4, sms // 2, sms, 2 * sms)]
+        block_counts = _block_counts(sms, suite)
         for blocks in block_counts:
             add("peer_sm", f"SM read, {blocks} blocks", copies.peer_copy, src=a, dst=b, mode="read", mechanism="sm",
                 nbytes=big, reps=max(3, r // 2), blocks=blocks)
+        if suite == "full" and a in hopper and b in hopper:
+            for blocks in block_counts:
+                add("peer_tma", f"TMA read, {blocks} blocks", copies.peer_copy, src=a, dst=b, mode="read",
+                    mechanism="tma", nbytes=big, reps=max(3, r // 2), blocks=blocks)
         if a in hopper and b in hopper:
             for chunk in ((8192, 16384, 32768) if suite == "full" else (16384,)):
                 for stages in ((2, 3, 4) if suite == "full" else (2, 4)):
                     add("peer_tma", f"TMA read, {chunk // 1024} KiB x {stages} stages", copies.peer_copy, src=a,
                         dst=b, mode="read", mechanism="tma", nbytes=big, reps=max(3, r // 2), chunk=chunk,
                         stages=stages)
+
+    # reductions into peer memory (red.global.add, cp.reduce.async.bulk), first pair
+    if suite != "quick" and first_pair:
+        a, b = first_pair[0]
+        mechs = ("red", "tma_red") if (a in hopper and b in hopper) else ("red",)
+        for mech in mechs:
+            add("reduce", f"{mech} into GPU{b} from GPU{a}", terms.peer_reduce, src=a, dst=b, mechanism=mech,
+                nbytes=big, reps=r)
+        if suite == "full":
+            sms = topo.gpus[a].sm_count if known(topo.gpus[a].sm_count) else 132
+            for mech in mechs:
+                for size in [1 << k for k in range(12, 30, 3)]:
+                    add("reduce", f"{mech} into GPU{b}, {size} B", terms.peer_reduce, src=a, dst=b, mechanism=mech,
+                        nbytes=size, reps=max(5, r // 2), loops=max(1, min(1024, (16 * MiB) // size)), sweep=True,
+                        **{k: v for k, v in scaled_parallelism("sm" if mech == "red" else "tma", size, sms).items()
+                           if k in ("blocks", "chunk")})
+                for blocks in _block_counts(sms, suite):
+                    add("reduce", f"{mech} into GPU{b}, {blocks} blocks", terms.peer_reduce, src=a, dst=b,
+                        mechanism=mech, nbytes=big, reps=max(3, r // 2), blocks=blocks)
 
     # 6. concurrency patterns
     if len(usable) >= 2 and suite != "quick":
@@ -225,6 +269,16 @@ def make_plan(topo: Topology, suite: str = "default", gpus: Iterable[int] | None
         if suite != "quick":
             add("latency", f"pointer chase GPU{g} local (2 MiB, L2)", latency.pointer_chase, runner=g, where="local")
 
+    # launch and synchronisation: the cost model's fixed terms
+    if suite != "quick":
+        for g in headline[:1]:
+            add("launch", f"kernel launch GPU{g}", terms.launch_costs, gpu=g)
+            add("sync", f"barriers GPU{g}", terms.barrier_costs, gpu=g)
+        if len(usable) >= 2:
+            add("launch", "NCCL host cost per call", terms.nccl_issue_cost, gpus=usable)
+        for a, b in first_pair:
+            add("sync", f"flag ping-pong GPU{a} <-> GPU{b}", terms.signal_latency, a=a, b=b)
+
     # 9. compute peaks
     for g in headline[:1] if suite != "full" else headline:
         dtypes = ("fp16",) if suite == "quick" else compute.GEMM_DTYPES
@@ -232,6 +286,16 @@ def make_plan(topo: Topology, suite: str = "default", gpus: Iterable[int] | None
             add("compute", f"GEMM {dt} GPU{g}", compute.gemm, dev=g, dtype=dt, reps=5 if suite == "quick" else r)
         if suite != "quick":
             add("compute", f"fp32 FMA GPU{g}", compute.fma_peak, dev=g)
+
+    # compute under communication: GEMM beside a copy engine, then beside k copying SMs
+    if suite == "full" and first_pair:
+        a, b = first_pair[0]
+        add("overlap", f"GEMM beside CE copy GPU{a}->GPU{b}", terms.gemm_under_comm, gpu=a, peer=b, mechanism="ce")
+        sms = topo.gpus[a].sm_count if known(topo.gpus[a].sm_count) else 132
+        for mech in (("sm", "tma") if (a in hopper and b in hopper) else ("sm",)):
+            for k in sorted({max(1, sms // 16), sms // 8, sms // 4, sms // 2}):
+                add("overlap", f"GEMM beside {mech.upper()} copy on {k} SMs", terms.gemm_under_comm, gpu=a, peer=b,
+                    mechanism=mech, k=k)
 
     # NCCL collectives, one process driving every GPU (grouped calls)
     if len(usable) >= 2 and "nccl" in families:
@@ -251,7 +315,9 @@ def make_plan(topo: Topology, suite: str = "default", gpus: Iterable[int] | None
                     continue
                 # SM and TMA: back-to-back messages inside one launch (device-initiated, as in a
                 # fused kernel); the copy engine: back-to-back copies from the host.
-                extra = {"loops": max(1, min(4096, (16 * MiB) // size))} if mech != "ce" else {}
+                sms = topo.gpus[a].sm_count if known(topo.gpus[a].sm_count) else 132
+                extra = {"loops": max(1, min(4096, (16 * MiB) // size)), **scaled_parallelism(mech, size, sms)} \
+                    if mech != "ce" else {}
                 for mode in (("write", "read") if suite == "full" else ("write",)):
                     add("sweep", f"{mech.upper()} {mode} {size} B", copies.peer_copy, src=a, dst=b, mode=mode,
                         mechanism=mech, nbytes=size, reps=max(5, r // 2), sweep=True, **extra)

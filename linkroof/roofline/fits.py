@@ -119,7 +119,7 @@ def profile_fits(profile: Profile, target: float = 0.10) -> list[Fit]:
                 continue
             name = f"nccl {m.spec.pattern} {p.get('dtype', 'fp32')}" + ("" if m.source == "linkroof"
                                                                           else f" ({m.source})")
-        elif p.get("sweep") and m.spec.mechanism in ("ce", "sm", "tma"):
+        elif p.get("sweep") and m.spec.mechanism in ("ce", "sm", "tma", "red", "tma_red"):
             name = f"{m.spec.mechanism} {m.spec.pattern}"
         else:
             continue

@@ -260,9 +260,11 @@ def _usable(topo: Topology, m: Measurement) -> bool:
     """A figure a ceiling may come from: verified, one transfer (not a sum of parts), not
     above spec, and the GPU's own time: linkroof's collectives timed with the host's
     launch stand beside their device time and never make a ceiling (an imported plain
-    nccl-tests run is all there is of its kind, and counts)."""
+    nccl-tests run is all there is of its kind, and counts); nor does a figure taken
+    beside other work (a copy while a GEMM ran)."""
     launch = m.spec.params.get("timing") == "host_launch" and m.source == "linkroof"
-    return (m.verified and "parts" not in m.spec.params and not launch
+    beside = m.spec.params.get("beside", "nothing") != "nothing"  # taken while other work shared the GPU
+    return (m.verified and "parts" not in m.spec.params and not launch and not beside
             and not any(w.startswith("above spec") for w in m.warnings))
 
 
