@@ -10,8 +10,8 @@ import argparse
 from linkroof.store import load_profile_file
 from linkroof.units import format_size
 
-SKIP = {"issuer", "dtype", "loops", "threads", "unroll", "stages", "smem", "through", "path", "wait", "signal",
-        "instruction", "op", "launches_per_sample", "calls_per_sample", "per_rep", "rounds", "m", "n", "k"}
+SKIP = {"issuer", "dtype", "loops", "threads", "unroll", "stages", "smem", "through", "path", "wait",
+        "op", "launches_per_sample", "calls_per_sample", "per_rep", "rounds", "m", "n", "k"}
 
 
 def main() -> None:

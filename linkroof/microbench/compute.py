@@ -70,6 +70,9 @@ def gemm_setup(dev: int, dtype: str, n: int = 8192, seed: int = 7, dist: str = "
     with cupy.cuda.Device(dev):
         a, b = _inputs(n, dtype, seed, dist)
         c = cupy.empty_like(a)
+        # the inputs are written on CuPy's default stream; the GEMMs run on the timing
+        # streams (non-blocking: no implicit order with it): wait for the inputs first
+        cupy.cuda.Device(dev).synchronize()
     if dtype in ("fp16", "fp32", "fp64"):
         def run(stream):
             with cupy.cuda.Device(dev), stream:
@@ -86,12 +89,18 @@ def gemm_setup(dev: int, dtype: str, n: int = 8192, seed: int = 7, dist: str = "
                 _gemm_ex(a, b, c, n, dt, ct)
 
     def check() -> tuple[bool, str]:
+        from cupy_backends.cuda.libs import cublas
+
         corner = 64
         with cupy.cuda.Device(dev):
-            cupy.cuda.Device(dev).synchronize()
-            ref = _as_f64(a[:corner], dtype) @ _as_f64(b[:, :corner], dtype)
-            got = _as_f64(c[:corner, :corner], dtype)
-            err = float(cupy.linalg.norm(got - ref) / cupy.linalg.norm(ref))
+            cupy.cuda.Device(dev).synchronize()  # every timed GEMM has finished writing C
+            s = cupy.cuda.Stream()
+            with s:  # the reference on a stream of its own, the cuBLAS handle bound to it
+                cublas.setStream(cupy.cuda.device.get_cublas_handle(), s.ptr)
+                ref = _as_f64(a[:corner], dtype) @ _as_f64(b[:, :corner], dtype)
+                got = _as_f64(c[:corner, :corner], dtype)
+                err = float(cupy.linalg.norm(got - ref) / cupy.linalg.norm(ref))
+            s.synchronize()
         ok = err < TOLERANCE[dtype]
         return ok, (f"C[:{corner},:{corner}] vs float64 ({dist} inputs): relative error {err:.2e} "
                     f"({'within' if ok else 'above'} {TOLERANCE[dtype]:.0e})")

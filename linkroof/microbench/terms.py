@@ -221,8 +221,10 @@ def signal_latency(a: int, b: int, reps: int = 5, rounds: int = 2000) -> list[Me
     set_peer_access(a, b, True)
     set_peer_access(b, a, True)
     out = []
-    modes = [("sm", 0)] + ([("tma", 1)] if min(compute_capability(a), compute_capability(b)) >= (9, 0) else [])
-    for mech, mode in modes:
+    modes = [("sm", 0, "st.relaxed.sys"), ("sm", 2, "st.release.sys")]
+    if min(compute_capability(a), compute_capability(b)) >= (9, 0):
+        modes.append(("tma", 1, "cp.async.bulk 16 B"))
+    for mech, mode, signal in modes:
         flags, status = {}, {}
         for g in (a, b):
             with cupy.cuda.Device(g):
@@ -250,8 +252,7 @@ def signal_latency(a: int, b: int, reps: int = 5, rounds: int = 2000) -> list[Me
                f"GPU{a} saw {seen[a][0]}, GPU{b} {seen[b][0]} of {last}"
                + (" (timed out)" if seen[a][1] or seen[b][1] else ""))
         rt = [max(x, y) / rounds for x, y in zip(ta, tb)]
-        params = {"rounds": rounds, "signal": "st.release.sys" if mode == 0 else "cp.async.bulk 16 B",
-                  "wait": "ld.acquire.sys spin on local memory"}
+        params = {"rounds": rounds, "signal": signal, "wait": "ld.acquire.sys spin on local memory"}
         out.append(_m("signal_latency", mech, "pingpong", (a, b), rt, ok, how, {**params, "figure": "round trip"},
                       convention=PER_ROUND))
         out.append(_m("signal_latency", mech, "one_way", (a, b), [t / 2 for t in rt], ok, how,

@@ -111,8 +111,10 @@ extern "C" __global__ void grid_barrier_rounds(u32* counter, u32* slots, u32 bas
 // Ping-pong of a flag between two GPUs: `mine` lives in this GPU's memory, `theirs` in
 // the partner's (a peer mapping). The initiator writes v to theirs, then waits until
 // mine >= v; the responder waits, then answers. n round trips, values base+1..base+n.
-// mode 0: the signal is an SM store (st.release.sys); mode 1: a TMA bulk store of 16
-// bytes from shared memory (cp.async.bulk). status[0]: the last value seen (the host
+// mode 0: the signal is a plain SM store (st.relaxed.sys, as NCCL's LL flags); mode 2:
+// an SM store with release semantics (st.release.sys: a system-scope fence first, what
+// a store that publishes data written before it must pay); mode 1: a TMA bulk store of
+// 16 bytes from shared memory (cp.async.bulk). status[0]: the last value seen (the host
 // checks it), status[1]: timed out.
 extern "C" __global__ void flag_pingpong(u32* mine, u32* theirs, u32 base, u32 n, u32 initiator, u32 mode,
                                          u64 timeout_ns, u32* status) {
@@ -128,6 +130,8 @@ extern "C" __global__ void flag_pingpong(u32* mine, u32* theirs, u32 base, u32 n
             const bool send = (side == 0) == (initiator != 0);
             if (send) {
                 if (mode == 0) {
+                    asm volatile("st.relaxed.sys.global.u32 [%0], %1;" :: "l"(theirs), "r"(v) : "memory");
+                } else if (mode == 2) {
                     st_release_sys(theirs, v);
                 } else {
 #if __CUDA_ARCH__ >= 900
