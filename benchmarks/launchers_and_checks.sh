@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # On a 2-GPU machine (kind nvidia-h200-x2), about 5 minutes: NCCL over the nccl-tests
 # grid (8 B - 1 GiB, x2) by one process, under mpirun and under torchrun (one rank per
-# GPU), compared figure by figure; nccl-tests plain twice (its own run-to-run spread);
-# the GPU tests of the cost-model terms and NCCL; GEMM checks with signed and positive
-# inputs in turn; pointer chases sampled on every SM and on a quarter of them.
+# GPU), compared figure by figure; nccl-tests twice (-G 1 and plain: its own
+# run-to-run spread); the GPU tests of the cost-model terms and NCCL; GEMM checks with
+# signed and positive inputs in turn; pointer chases sampled on every SM and on a
+# quarter of them.
 #   bash benchmarks/launchers_and_checks.sh
 source "$(dirname "$0")/prologue.sh"
 log="$out/launchers.log"
@@ -18,11 +19,11 @@ grid="--only nccl --sizes 8:1G:2 --no-save --json"
   t=$(date +%s%N); timeout 170 torchrun --nproc-per-node 2 -m linkroof --store $st bench $grid --out "$out/torchrun.json" >/dev/null 2>"$out/e3" || tail -5 "$out/e3"; echo "torchrun wall $(ms $t) ms"
   $py benchmarks/launcher_parity.py "$out/single.json" "$out/mpirun.json" "$out/torchrun.json"
   $py benchmarks/launcher_parity.py "$out/mpirun.json" "$out/torchrun.json" | head -3
-  echo "== nccl-tests plain, twice"
+  echo "== nccl-tests, twice"
   for i in 1 2; do NCCL_TESTS_ITERS=50 timeout 150 bash benchmarks/nccl_tests.sh \
     "all_reduce all_gather reduce_scatter alltoall broadcast reduce sendrecv" "-b 8 -e 1G -f 2" 2>/dev/null \
-    | awk '/Collective test starting/{g=0} /graph: 1/{g=1} !g' > "$out/plain$i.txt"; done
-  grep -c "Collective test starting" "$out/plain1.txt" "$out/plain2.txt"
+    > "$out/nccl_tests$i.txt"; done
+  grep -c "Collective test starting" "$out/nccl_tests1.txt" "$out/nccl_tests2.txt"
   echo "== GEMM: signed and positive inputs in turn"
   timeout 120 $py - <<'PY'
 from linkroof.microbench import compute

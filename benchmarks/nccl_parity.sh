@@ -12,7 +12,7 @@ log="$out/nccl_parity.log"
   for e in "X=1" "LINKROOF_NCCL_BUFFERS=pool" "NCCL_LOCAL_REGISTER=0"; do env $e timeout 90 $py benchmarks/nccl_host_cost.py 2>&1 | grep -v Warn; done
   echo "== nccl-tests"; t=$(date +%s%N)
   NCCL_TESTS_ITERS=${NCCL_TESTS_ITERS:-50} timeout 300 bash benchmarks/nccl_tests.sh \
-    "all_reduce all_gather reduce_scatter alltoall broadcast reduce sendrecv" "-b 8 -e 1G -f 2" > "$out/nccl_tests.txt" 2>&1
+    "all_reduce all_gather reduce_scatter alltoall broadcast reduce sendrecv" "-b 8 -e 1G -f 2" 2>/dev/null > "$out/nccl_tests.txt"
   echo "rc=$? wall $(ms $t) ms"
   for i in 1 2 3; do
     t=$(date +%s%N)
