@@ -9,7 +9,7 @@ import numpy as np
 from ..schema import BenchSpec, Measurement
 from ..units import format_flops
 from .cuda import BenchError, cp, launch, sm_count
-from .timing import time_kernel
+from .timing import stream, time_kernel
 
 GEMM_DTYPES = ("fp16", "bf16", "tf32", "fp32", "fp64")
 TOLERANCE = {"fp16": 1e-2, "bf16": 2e-2, "tf32": 5e-3, "fp32": 1e-4, "fp64": 1e-10}
@@ -116,6 +116,11 @@ def gemm(dev: int, dtype: str, n: int = 8192, reps: int = 10, seed: int = 7, dis
     except (ImportError, AttributeError, TypeError) as e:
         raise BenchError(f"{dtype} GEMM is not reachable through this CuPy ({e})") from None
     ok, how = check()
+    if dist != "normal":  # the same path checked with signed inputs too (a positive-only check can hide sign errors)
+        run_s, check_s = gemm_setup(dev, dtype, 2048, seed + 1, "normal")
+        run_s(stream(dev, 0))
+        ok_s, how_s = check_s()
+        ok, how = ok and ok_s, f"{how}; {how_s.replace('C[', 'a 2048^3 C[')}"
     rate = 2.0 * n ** 3 / sorted(times)[len(times) // 2]
     if rate > 5e15:  # no GPU of this decade: the work ran outside the timed stream
         raise BenchError(f"{dtype} GEMM timing implausible ({format_flops(rate, 0)}): the GEMM did not run on the "
