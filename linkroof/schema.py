@@ -591,6 +591,12 @@ def _validate(tp: type, fields: dict[str, Any], path: str) -> None:
     def bad(name: str, why: str) -> SchemaError:
         return SchemaError(f"{path}.{name}: {why}, got {_describe(fields[name])}")
 
+    if tp is Gpu and fields.get("index", 0) < 0:
+        raise bad("index", "a GPU index must not be negative")
+    if tp is Pair:
+        for name in ("a", "b"):
+            if name in fields and isinstance(fields[name], int) and fields[name] < 0:
+                raise bad(name, "a GPU index must not be negative")
     if tp is BenchSpec:
         for name in ("message_bytes", "repetitions", "concurrency"):
             if name in fields and fields[name] < 0:

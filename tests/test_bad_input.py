@@ -19,6 +19,7 @@ from linkroof.schema import dumps
 from linkroof.store import Store
 
 BUNDLED = Path(__file__).parent.parent / "linkroof" / "data" / "h200x2.profile.json"
+BUNDLED_ID = json.loads(BUNDLED.read_text())["id"]
 
 
 def _profile_doc() -> dict:
@@ -75,7 +76,7 @@ CASES = [
     ("runs export on a read-only file system", lambda t, mp: (
         CliRunner().invoke(cli, ["--store", str(t / "s.sqlite"), "runs", "import", str(BUNDLED)]),
         _read_only_fs(mp, "e.json"),
-        ["runs", "export", "20261129", "-o", str(t / "e.json")])[2], "Read-only file system"),
+        ["runs", "export", BUNDLED_ID, "-o", str(t / "e.json")])[2], "Read-only file system"),
     ("run in a read-only working folder", lambda t, mp: (_read_only_fs(mp, "linkroof-report.html"),
                                                          ["run", "--no-dashboard"])[1], "linkroof report --out"),
     ("workload with ranks = 0", lambda t, mp: ["roofline", "--profile", "reference", "--workload",

@@ -268,13 +268,22 @@ def test_bench_summary_condenses_collective_sweeps():
     from linkroof.profiler.session import bundled_profile
     from linkroof.render import bench_summary
 
+    profile = bundled_profile()
     console = Console(width=200, record=True)
-    console.print(bench_summary(bundled_profile()))
+    console.print(bench_summary(profile))
     text = console.export_text()
-    rows = [line for line in text.splitlines() if "│ nccl_" in line]
-    # 7 collectives fp32 out of place + 5 in place + bf16 / fp16 all-reduce, each at 8 B and 1 GiB
-    assert len(rows) == 2 * (7 + 5 + 2)
-    assert "182 collective figures at other sizes" in text
+    rows = [line for line in text.splitlines() if "│ nccl_" in line and "│ nccl  " in line]
+    # each (collective, data type, in place, timing) at its smallest and largest size only
+    groups: dict = {}
+    for m in profile.measurements:
+        if m.spec.mechanism == "nccl":
+            p = m.spec.params
+            groups.setdefault((m.spec.pattern, p["dtype"], p["in_place"], p["timing"]), set()).add(m.spec.message_bytes)
+    assert len(groups) == 2 * (7 + 2 + 5)  # both timings: fp32 x 7, bf16 / fp16 all-reduce, 5 in place
+    shown = sum(min(2, len(sizes)) for sizes in groups.values())
+    assert len(rows) == shown
+    total = sum(1 for m in profile.measurements if m.spec.mechanism == "nccl")
+    assert f"{total - shown} collective figures at other sizes" in text
     small = next(line for line in rows if "│ 8 B" in line and "all_reduce" in line)
     assert " ns (bus " in small  # a time, not 0.0 GB/s
 

@@ -273,7 +273,7 @@ def test_runs_show_collectives(tmp_path):
     res = runner.invoke(cli, ["--store", store, "runs", "show", "2026", "--collectives"], catch_exceptions=False)
     assert res.exit_code == 0 and "all_to_all fp32 (linkroof)" in res.output and "#wrong" in res.output
     doc = json.loads(runner.invoke(cli, ["--store", store, "runs", "show", "2026", "--collectives", "--json"]).stdout)
-    assert len(doc["collectives"]["sendrecv fp32 (linkroof)"]) == 15
+    assert len(doc["collectives"]["sendrecv fp32 (linkroof)"]) == 28  # nccl-tests' grid: 8 B - 1 GiB, x2
     probe_only = factories.profile(label="no collectives")
     (tmp_path / "p.json").write_text(dumps(probe_only))
     runner.invoke(cli, ["--store", store, "runs", "import", str(tmp_path / "p.json")])

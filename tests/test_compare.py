@@ -125,7 +125,9 @@ def test_all_gather_gemm_baseline_uses_the_gathered_size():
     w = W.allgather_gemm(8192, 8192, 1024, "bf16", 2)
     assert w.message_bytes == 2 * 8192 * 1024
     got = nccl_baseline(bundled_profile(), w)
-    assert got.message_bytes == 16 << 20 and "interpolated" in got.how  # 16 MiB: between the sweep's 8 and 32 MiB
+    assert got.message_bytes == 16 << 20 and got.how == "measured at this size"  # 16 MiB: on nccl-tests' x2 grid
+    off_grid = nccl_baseline(bundled_profile(), W.allgather_gemm(8192, 8192, 1536, "bf16", 2))
+    assert off_grid.message_bytes == 24 << 20 and "interpolated" in off_grid.how  # between 16 and 32 MiB
 
 
 def test_resolve_errors(tmp_path):

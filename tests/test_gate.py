@@ -74,7 +74,8 @@ def test_minimum_figures_and_spec_share(tmp_path):
     res = run(tmp_path, "check", "--baseline", str(mins), "--profile", "reference", "--json")
     doc = json.loads(res.stdout[:res.stdout.rindex("}") + 1])
     failed = [c["name"] for c in doc["checks"] if not c["passed"]]
-    assert res.exit_code == 1 and failed == ["gemm_throughput compute GPU 0 dtype=fp16"]
+    assert res.exit_code == 1 and len(failed) == 1  # 814 TFLOP/s on the reference, under 900
+    assert failed[0].startswith("gemm_throughput compute GPU ") and failed[0].endswith("dtype=fp16")
     assert gate.against_spec(REF, 0.70).passed and not gate.against_spec(REF, 0.95).passed
     with pytest.raises(gate.GateError, match="minimum\\[0\\]"):
         gate.against_minimums(REF, [{"name": "x"}])

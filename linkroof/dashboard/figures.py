@@ -369,23 +369,25 @@ def pair_matrix_figure(profile, pattern: str = "p2p_write", mechanism: str = "ce
 
 
 def sm_sweep_figure(profile) -> go.Figure:
-    pts: dict[str, dict[int, float]] = {}
-    for m in profile.measurements:
-        if m.spec.mechanism in ("sm", "tma") and "blocks" in m.spec.params and m.verified \
-                and m.spec.pattern in ("p2p_read", "p2p_write") \
-                and not m.spec.params.get("sweep") and "parts" not in m.spec.params:
-            key = f"{m.spec.mechanism} {m.spec.pattern}"
-            b = int(m.spec.params["blocks"])
-            pts.setdefault(key, {})[b] = max(pts.get(key, {}).get(b, 0.0), gbps(m.bandwidth_bytes_per_s))
+    """Bandwidth against the copy kernel's block count, per SM, TMA and reduction
+    mechanism, with the fewest blocks reaching 90 % of each one's peak marked."""
+    from ..roofline.summaries import saturation
+
     fig = go.Figure()
-    for key, d in sorted(pts.items()):
-        if len(d) < 2:
-            continue  # a headline figure at one block count is not a sweep
-        xs = sorted(d)
-        fig.add_trace(go.Scatter(x=xs, y=[d[x] for x in xs], mode="lines+markers", name=key))
-    fig.update_xaxes(type="log", title="blocks (thread blocks of the copy kernel)")
+    for row in saturation(profile):
+        key = f"{row['mechanism']} {row['pattern']}"
+        xs = list(row["points"])
+        fig.add_trace(go.Scatter(x=xs, y=[gbps(v) for v in row["points"].values()], mode="lines+markers", name=key,
+                                 legendgroup=key))
+        need = row["blocks_needed"]
+        fig.add_trace(go.Scatter(x=[need], y=[gbps(row["points"][need])], mode="markers", showlegend=False,
+                                 legendgroup=key, marker={"symbol": "star", "size": 12},
+                                 hovertext=f"{key}: {need} blocks reach {row['share']:.0%} of its peak "
+                                           f"{_gb(row['peak'])}", hoverinfo="text"))
+    fig.update_xaxes(type="log", title="blocks (thread blocks of the kernel)")
     fig.update_yaxes(title="GB/s")
-    fig.update_layout(title="How many blocks saturate the link", template="plotly_white", height=420)
+    fig.update_layout(title="How many blocks saturate the link (star: 90 % of the mechanism's peak)",
+                      template="plotly_white", height=420)
     return fig
 
 

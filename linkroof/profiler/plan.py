@@ -109,7 +109,7 @@ def nccl_grid(suite: str, sizes: list[int] | None = None) -> list[tuple[str, int
         return [(c, s_, False, "fp32") for c in COLLECTIVES for s_ in (8, MiB, 512 * MiB)] + \
             [("all_gather", 512 * MiB, True, "fp32")]
     grid = [(c, s_, False, "fp32") for c in COLLECTIVES for s_ in SWEEP_SIZES] + \
-        [(c, s_, True, "fp32") for c in COLLECTIVES if c not in NO_IN_PLACE for s_ in SWEEP_SIZES[::2]]
+        [(c, s_, True, "fp32") for c in COLLECTIVES if c not in NO_IN_PLACE for s_ in SWEEP_SIZES[::2] + [GiB]]
     return grid + [("all_reduce", s_, False, dt) for dt in ("bf16", "fp16") for s_ in SWEEP_SIZES]
 
 

@@ -4,9 +4,11 @@ took, and where each mechanism reaches 50 % and 90 % of its peak."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from ..schema import Profile
+from ..units import format_size
 from .model import MachineModel, link_class
 
 
@@ -43,30 +45,31 @@ class Advice:
 
 
 def _blocks_needed(profile: Profile, mechanism: str, pattern: str) -> int | None:
-    pts = {}
-    for m in profile.measurements:
-        if (m.verified and m.spec.mechanism == mechanism and m.spec.pattern == pattern
-                and "blocks" in m.spec.params and not m.spec.params.get("sweep")
-                and link_class(profile.topology, m) is not None):
-            b = int(m.spec.params["blocks"])
-            pts[b] = max(pts.get(b, 0.0), m.bandwidth_bytes_per_s)
-    if len(pts) < 2:
-        return None
-    best = max(pts.values())
-    return min(b for b, bw in pts.items() if bw >= 0.95 * best)
+    from .summaries import saturation
+
+    return next((r["blocks_needed"] for r in saturation(profile)
+                 if r["mechanism"] == mechanism and r["pattern"] == pattern), None)
 
 
-def _kernels(profile: Profile, mechanism: str, pattern: str) -> str | None:
-    """How this profile's SM or TMA sweep moved its messages (the crossover with another
-    mechanism holds for that launch shape, not for the mechanism in general)."""
+def _kernels(profile: Profile, mechanism: str, pattern: str, size: int) -> str | None:
+    """How this profile's SM or TMA sweep moved its messages at the size asked about (the
+    sweep's point nearest to it): a crossover with another mechanism holds for that
+    launch shape, not for the mechanism in general."""
+    near = None
     for m in profile.measurements:
         p = m.spec.params
-        if m.spec.mechanism == mechanism and m.spec.pattern == pattern and p.get("sweep"):
-            shape = {k: p[k] for k in ("blocks", "threads", "unroll", "chunk", "stages") if k in p}
-            described = (", ".join(f"{k} {v}" for k, v in shape.items()) if shape
-                         else "the benchmark's default launch shape (not recorded in this profile)")
-            return f"{mechanism}: {described}, many messages back to back in one launch"
-    return None
+        if m.spec.mechanism == mechanism and m.spec.pattern == pattern and p.get("sweep") and m.spec.message_bytes:
+            dist = abs(math.log(m.spec.message_bytes / size))
+            if near is None or dist < near[0]:
+                near = (dist, m)
+    if near is None:
+        return None
+    m = near[1]
+    p = m.spec.params
+    shape = {k: p[k] for k in ("blocks", "threads", "active_threads", "unroll", "chunk", "stages") if k in p}
+    described = (", ".join(f"{k.replace('_', ' ')} {v}" for k, v in shape.items()) if shape
+                 else "the benchmark's default launch shape (not recorded in this profile)")
+    return f"{mechanism} at {format_size(m.spec.message_bytes)}: {described}, many messages back to back in one launch"
 
 
 def advise(profile: Profile, size: int, pattern: str, model: MachineModel | None = None) -> Advice:
@@ -87,7 +90,7 @@ def advise(profile: Profile, size: int, pattern: str, model: MachineModel | None
             size_50=c.reaches(0.5), size_90=c.reaches(0.9),
             blocks_needed=_blocks_needed(profile, c.mechanism, pattern) if c.mechanism in ("sm", "tma") else None,
             time_s=size / bw if bw > 0 else float("inf")))
-    kernels = [k for k in (_kernels(profile, mech, pattern) for mech in sorted({c.mechanism for c in curves})
+    kernels = [k for k in (_kernels(profile, mech, pattern, size) for mech in sorted({c.mechanism for c in curves})
                            if mech in ("sm", "tma")) if k]
     if kernels:
         out.notes.append("The comparison holds for the kernels this profile measured: " + "; ".join(kernels)

@@ -54,7 +54,10 @@ def topo_matrix(topo: Topology) -> str:
 
 
 def _pair_cell(topo: Topology, a: int, b: int) -> str:
-    p = topo.pair(a, b)
+    try:
+        p = topo.pair(a, b)
+    except KeyError:  # a topology that lists no such pair (an import, a hand-edited file)
+        return "?"
     if known(p.nvlink_count) and p.nvlink_count:
         return f"NV{p.nvlink_count}"
     return show(p.pcie_level, str) if known(p.pcie_level) else "?"
@@ -70,7 +73,11 @@ def p2p_matrix(topo: Topology) -> str:
             if o.index == g.index:
                 cells.append("X")
             else:
-                p = topo.pair(g.index, o.index)
+                try:
+                    p = topo.pair(g.index, o.index)
+                except KeyError:  # a topology that lists no such pair
+                    cells.append("?")
+                    continue
                 cells.append("/".join(show(s) for s in (p.p2p_read, p.p2p_write, p.p2p_atomics)))
         rows.append(cells)
     widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
@@ -270,3 +277,31 @@ def spread_across(profiles: list[Profile], mechanism: str | None = None, min_byt
                      "runs": len(vs), "median": format_value(med, unit), "iqr_percent": round(100 * (q[2] - q[0]) / med, 2),
                      "spread_percent": round(100 * (max(vs) - min(vs)) / med, 2)})
     return rows
+
+
+SATURATION_SHARE = 0.9
+BLOCK_MECHANISMS = ("sm", "tma", "red", "tma_red")
+
+
+def saturation(profile: Profile, share: float = SATURATION_SHARE) -> list[dict[str, Any]]:
+    """The block-count sweeps of SM, TMA and reduction mechanisms: per mechanism and
+    pattern, the bandwidth at each block count (best verified figure, one transfer, not a
+    size sweep, not the compute-beside-communication runs) and the fewest blocks reaching `share` of
+    that mechanism's peak."""
+    pts: dict[tuple[str, str], dict[int, float]] = {}
+    for m in profile.measurements:
+        p = m.spec.params
+        if (m.verified and m.spec.mechanism in BLOCK_MECHANISMS and "blocks" in p and not p.get("sweep")
+                and "parts" not in p and m.spec.name != "copy_under_compute"  # its own kernel shape
+                and m.spec.pattern in ("p2p_read", "p2p_write") and m.bytes_per_rep):
+            d = pts.setdefault((m.spec.mechanism, m.spec.pattern), {})
+            b = int(p["blocks"])
+            d[b] = max(d.get(b, 0.0), m.bandwidth_bytes_per_s)
+    out = []
+    for (mech, pattern), d in sorted(pts.items()):
+        if len(d) < 2:
+            continue  # one block count is a headline figure, not a sweep
+        peak = max(d.values())
+        out.append({"mechanism": mech, "pattern": pattern, "points": dict(sorted(d.items())), "peak": peak,
+                    "blocks_needed": min(b for b, bw in d.items() if bw >= share * peak), "share": share})
+    return out
