@@ -187,12 +187,15 @@ def topology_detail(click: dict | None, pid: str | None, data: Data) -> Any:
     p = data.get(pid)
     rows = []
     for m in p.measurements:
-        if g in m.spec.devices and m.bytes_per_rep and not m.spec.params.get("sweep") and "parts" not in m.spec.params:
+        # its transfers (collectives have their page; block and size sweeps, and copies beside a GEMM, theirs)
+        if g in m.spec.devices and m.bytes_per_rep and not m.spec.params.get("sweep") and "parts" not in m.spec.params \
+                and m.spec.mechanism != "nccl" and m.spec.name != "copy_under_compute":
             rows.append({"benchmark": m.spec.name, "mechanism": m.spec.mechanism, "pattern": m.spec.pattern,
                          "gpus": ",".join(map(str, m.spec.devices)), "GB/s": round(gbps(m.bandwidth_bytes_per_s), 1),
                          "verified": "yes" if m.verified else "NO"})
     order = {"p2p_read": 0, "p2p_write": 0, "bidir": 1}
-    rows.sort(key=lambda r: (order.get(r["pattern"], 2), r["benchmark"]))  # its pairs first
+    mech = {"ce": 0, "sm": 1, "tma": 2}
+    rows.sort(key=lambda r: (order.get(r["pattern"], 2), mech.get(r["mechanism"], 3), r["benchmark"]))  # its pairs first
     return html.Div([html.H5(f"GPU{g}: {len(rows)} figures"), _table(rows, Id.TOPO_GPU_TABLE.value, 10)])
 
 
