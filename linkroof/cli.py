@@ -398,13 +398,25 @@ PROFILE_HELP = "Profile id (or prefix), a profile JSON file, or 'reference' (def
 @click.option("--force", is_flag=True, help="Place the workload even if the profile describes another machine.")
 @click.option("--fits", "show_fits", is_flag=True, help="Also the latency + bandwidth fit of every mechanism and "
               "collective, piecewise, with each fit's worst error.")
+@click.option("--launch-path", type=click.Choice(["graph", "cuda", "cupy", "nccl"]), default="graph",
+              show_default=True, help="Cost model: how the workload is launched (CUDA-graph replay, a raw CUDA "
+              "stream, CuPy from Python, an NCCL call from one process).")
+@click.option("--launches", type=click.IntRange(min=0), default=1, show_default=True,
+              help="Cost model: launches per call of the workload.")
+@click.option("--syncs", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Cost model: synchronisations per call.")
+@click.option("--sync-kind", type=click.Choice(["cta", "grid", "gpu"]), default="grid", show_default=True,
+              help="Cost model: what one sync is (an SM's mbarrier, a barrier over every SM, a flag to another GPU).")
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_context
 def roofline(ctx: click.Context, which: str | None, workload: str | None, time_: str | None, plot: str | None,
-             force: bool, show_fits: bool, as_json: bool) -> None:
+             force: bool, show_fits: bool, launch_path: str, launches: int, syncs: int, sync_kind: str,
+             as_json: bool) -> None:
     """The machine's roofline: ceilings for compute per data type, HBM and every link
     class, spec and measured side by side, with ridge points; optionally a workload
-    placed on it."""
+    placed on it, two ways: the bandwidth-only roofline (max of compute, HBM and link
+    time) and the cost model (launch + sync + max of compute, HBM and latency-aware
+    link time), with the measured time decomposed into the model's terms."""
     from .roofline.model import MachineModel
     from .roofline.place import place
     from .roofline.workload import load_toml
@@ -424,7 +436,13 @@ def roofline(ctx: click.Context, which: str | None, workload: str | None, time_:
             raise click.BadParameter(f"{time_!r}: a measured time must be more than zero", param_hint="--time")
         wl = load_toml(workload)
         _same_machine(profile, force)
-        placements = [place(wl, seconds, model, "measured"), place(wl, seconds, model, "spec")]
+        from .roofline.baseline import nccl_baseline
+        from .roofline.cost import with_cost
+
+        base = nccl_baseline(profile, wl)
+        placements = [with_cost(place(wl, seconds, model, "measured"), profile, model, launch_path, launches, syncs,
+                                sync_kind, base.median_s if base else None),
+                      place(wl, seconds, model, "spec")]
     if plot:
         from .dashboard.figures import roofline_figure
         from .dashboard.report import write_figure
@@ -456,6 +474,9 @@ def roofline(ctx: click.Context, which: str | None, workload: str | None, time_:
         _console().print(fits_table(profile_fits(profile)))
     if placements:
         _console().print(placements_table(placements))
+        from .render import decomposition_view
+
+        _console().print(decomposition_view(placements))
         from .roofline.place import overlap_note
 
         note = overlap_note(placements[0].workload, model)

@@ -229,13 +229,31 @@ def roofs_table(model: Any, profile: Profile) -> Group:
 
 def placements_table(placements: list[Any]) -> Table:
     t = Table(title="Placement", title_justify="left")
-    for col in ("Workload", "Ceilings", "Measured", "Bound", "Limiter", "Fraction of roofline", "Terms", "Flags"):
+    for col in ("Workload", "Ceilings", "Measured", "Bandwidth-only bound", "Limiter", "Fraction of roofline",
+                "Cost-model bound", "Fraction of cost bound", "Terms", "Flags"):
         t.add_column(col)
     for p in placements:
+        cost = format_time(p.cost_bound_s) if p.cost_bound_s else "-"
+        frac = f"{p.fraction_of_cost_bound:.1%}" if p.cost_bound_s else "-"
+        terms = p.cost_terms_s or p.terms_s
         t.add_row(p.workload.name, p.ceilings_kind, format_time(p.measured_time_s), format_time(p.bound_time_s),
-                  p.limiter, f"{p.fraction_of_roofline:.1%}",
-                  ", ".join(f"{k} {format_time(v)}" for k, v in p.terms_s.items()), "; ".join(p.flags))
+                  p.limiter, f"{p.fraction_of_roofline:.1%}", cost, frac,
+                  ", ".join(f"{k} {format_time(v)}" for k, v in terms.items()), "; ".join(p.flags))
     return t
+
+
+def decomposition_view(placements: list[Any]) -> Group:
+    """Where each placed measured time went: the cost model's terms, additive, and how
+    each was computed."""
+    parts: list[Any] = []
+    for p in placements:
+        if p.decomposition_s:
+            shown = [f"{k} {format_time(v)}" for k, v in p.decomposition_s.items() if v or k == "unexplained"]
+            beside = [k for k, v in p.decomposition_s.items() if not v and k != "unexplained"]
+            parts.append(Text(f"{p.workload.name}: of {format_time(p.measured_time_s)}: " + ", ".join(shown)
+                              + (f" ({', '.join(beside)} ran beside)" if beside else ""), style="bold"))
+        parts += [Text(f"  {n}", style="dim") for n in p.cost_notes]
+    return Group(*parts)
 
 
 def advice_view(advice: Any) -> Group:

@@ -438,10 +438,22 @@ class Placement:
     ceilings_kind: str  # "measured" | "spec"
     terms_s: dict[str, float] = field(default_factory=dict)  # each resource's time
     flags: tuple[str, ...] = ()
+    # the cost model (roofline/cost.py): launch + sync + max(compute, memory, latency-aware links)
+    cost_bound_s: float = 0.0  # 0: not computed (a spec placement, or a profile without the terms)
+    cost_terms_s: dict[str, float] = field(default_factory=dict)
+    decomposition_s: dict[str, float] = field(default_factory=dict)  # the measured time, additive, with "unexplained"
+    cost_notes: tuple[str, ...] = ()
 
     @property
     def fraction_of_roofline(self) -> float:
+        """The bandwidth-only roofline's bound over the measured time."""
         return self.bound_time_s / self.measured_time_s if self.measured_time_s > 0 else math.nan
+
+    @property
+    def fraction_of_cost_bound(self) -> float:
+        """The cost model's bound (launch, sync, latency included) over the measured time."""
+        return self.cost_bound_s / self.measured_time_s if self.cost_bound_s > 0 and self.measured_time_s > 0 \
+            else math.nan
 
 
 @dataclass(frozen=True)

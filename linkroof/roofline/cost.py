@@ -1,0 +1,226 @@
+"""The communication cost model, each term from the profile's own measurements:
+
+    T = T_launch x launches + T_sync x syncs + max(T_compute, T_memory, T_comm)
+
+T_launch is the launch path's cost (an empty kernel by CUDA-graph replay or back to back
+on a stream, CuPy's host issue cost, NCCL's host cost per grouped call); T_sync a
+barrier (within an SM, across SMs, or a signal to another GPU); T_comm is latency-aware:
+latency + bytes / bandwidth from the latency + bandwidth fits of the link's copy
+mechanisms (never from NCCL's own times, which are a baseline to place, not a bound).
+
+A measured time is decomposed into these terms, what NCCL itself took for a collective
+workload, and what none of them explains. The bandwidth-only roofline (place.py) stays
+beside it, named as such.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import dataclasses
+
+from ..schema import Measurement, Placement, Profile, Workload
+from ..units import format_rate, format_time
+from .fits import Fit, fit
+from .model import MachineModel, link_class
+
+# launch paths: (name, mechanism, pattern) of the measured figure, and what it is
+LAUNCH_PATHS: dict[str, tuple[str, str, str, str]] = {
+    "graph": ("launch_latency", "launch", "graph", "an empty kernel replayed from a CUDA graph (GPU time per kernel)"),
+    "cuda": ("launch_latency", "launch", "stream", "an empty kernel back to back on a stream (GPU time per launch)"),
+    "cupy": ("launch_latency", "launch", "host_issue", "the host's issue cost of one launch through CuPy"),
+    "nccl": ("nccl_issue_cost", "launch", "nccl_host", "NCCL's host cost of one grouped call from one process"),
+}
+SYNC_KINDS: dict[str, tuple[str, str, str, str]] = {
+    "cta": ("sync_latency", "sync", "mbarrier", "an mbarrier round within one SM"),
+    "grid": ("sync_latency", "sync", "grid_barrier", "a barrier across every SM through global memory"),
+    "gpu": ("signal_latency", "sm", "one_way", "a flag to another GPU (half a ping-pong, relaxed store)"),
+}
+COPY_MECHANISMS = ("ce", "sm", "tma")
+
+
+class CostError(ValueError):
+    """A cost-model question the profile cannot answer (a term it never measured)."""
+
+
+def _figure(profile: Profile, key: tuple[str, str, str, str]) -> Measurement | None:
+    name, mech, pattern, _ = key
+    cands = [m for m in profile.measurements if m.verified and (m.spec.name, m.spec.mechanism, m.spec.pattern)
+             == (name, mech, pattern) and m.spec.params.get("signal", "st.relaxed.sys") == "st.relaxed.sys"]
+    return min(cands, key=lambda m: m.median_s) if cands else None
+
+
+def launch_cost(profile: Profile, path: str) -> tuple[float, str]:
+    """Seconds per launch on `path` and what the figure is."""
+    if path not in LAUNCH_PATHS:
+        raise CostError(f"unknown launch path {path!r} (one of {', '.join(LAUNCH_PATHS)})")
+    m = _figure(profile, LAUNCH_PATHS[path])
+    if m is None:
+        raise CostError(f"this profile has no {path} launch figure (linkroof bench --only launch measures it)")
+    return m.median_s, LAUNCH_PATHS[path][3]
+
+
+def sync_cost(profile: Profile, kind: str) -> tuple[float, str]:
+    if kind not in SYNC_KINDS:
+        raise CostError(f"unknown sync kind {kind!r} (one of {', '.join(SYNC_KINDS)})")
+    m = _figure(profile, SYNC_KINDS[kind])
+    if m is None:
+        raise CostError(f"this profile has no {kind} sync figure (linkroof bench --only sync measures it)")
+    return m.median_s, SYNC_KINDS[kind][3]
+
+
+def link_fits(profile: Profile, link: str) -> list[Fit]:
+    """Latency + bandwidth fits of the copy mechanisms' message-size sweeps over `link`
+    (one per mechanism and direction)."""
+    topo = profile.topology
+    groups: dict[str, dict[int, float]] = {}
+    for m in profile.measurements:
+        p = m.spec.params
+        if not (m.verified and p.get("sweep") and m.spec.mechanism in COPY_MECHANISMS and m.bytes_per_rep
+                and m.spec.pattern in ("p2p_read", "p2p_write")):
+            continue
+        if link_class(topo, m) != link:
+            continue
+        bw = m.bandwidth_bytes_per_s
+        if not bw > 0:
+            continue
+        pts = groups.setdefault(f"{m.spec.mechanism} {m.spec.pattern}", {})
+        t = m.spec.message_bytes / bw  # per message (a repetition may hold many)
+        pts[m.spec.message_bytes] = min(t, pts.get(m.spec.message_bytes, math.inf))
+    return [fit(name, list(pts.items())) for name, pts in sorted(groups.items()) if len(pts) >= 4]
+
+
+def comm_time(profile: Profile, link: str, nbytes: float, message_bytes: int | None) -> tuple[float, str] | None:
+    """The least time any copy mechanism needs to move `nbytes` over `link` in messages
+    of `message_bytes` (one message when unknown): per message, the fit's latency plus
+    its size over the fit's bandwidth at that size, messages back to back."""
+    msg = int(message_bytes or nbytes) or 1
+    best: tuple[float, str] | None = None
+    for f in link_fits(profile, link):
+        if not f.segments:
+            continue
+        seg = next((s for s in f.segments if msg <= s.hi), f.segments[-1])
+        count = max(1.0, nbytes / msg)
+        t = count * seg.latency_s + nbytes / seg.bandwidth_bytes_per_s
+        if best is None or t < best[0]:
+            best = (t, f"{f.name} fit at {msg} B messages: {format_time(seg.latency_s)} + bytes / "
+                       f"{format_rate(seg.bandwidth_bytes_per_s)} (worst fit error {f.worst_error:.1%})")
+    return best
+
+
+@dataclass(frozen=True)
+class CostBound:
+    """The cost model's bound of one workload, term by term (seconds)."""
+
+    terms_s: dict[str, float]  # launch, sync, compute, memory, link:<class> (latency-aware)
+    bound_s: float
+    limiter: str  # the largest of compute, memory and link terms
+    how: dict[str, str] = field(default_factory=dict)  # what each term was computed from
+    notes: tuple[str, ...] = ()
+
+    @property
+    def overlapped(self) -> dict[str, float]:
+        """The resource terms that run at the same time (the max of them counts)."""
+        return {k: v for k, v in self.terms_s.items() if k not in ("launch", "sync")}
+
+
+def cost_bound(workload: Workload, profile: Profile, model: MachineModel | None = None, launch_path: str = "graph",
+               launches: int = 1, syncs: int = 0, sync_kind: str = "grid") -> CostBound:
+    """T_launch x launches + T_sync x syncs + max(compute, memory, latency-aware links)."""
+    model = model or MachineModel.from_profile(profile)
+    terms: dict[str, float] = {}
+    how: dict[str, str] = {}
+    notes: list[str] = []
+    if launches:
+        t, what = launch_cost(profile, launch_path)
+        terms["launch"], how["launch"] = launches * t, f"{launches} x {format_time(t)}: {what}"
+    if syncs:
+        t, what = sync_cost(profile, sync_kind)
+        terms["sync"], how["sync"] = syncs * t, f"{syncs} x {format_time(t)}: {what}"
+    compute = 0.0
+    for dtype, flops in workload.flops.items():
+        roof = model.compute(dtype)
+        if flops and roof is not None:
+            compute += flops / roof.value
+        elif flops:
+            notes.append(f"no measured compute ceiling for {dtype}: its time is left out")
+    if compute:
+        terms["compute"], how["compute"] = compute, "FLOPs / the measured GEMM peak per data type"
+    if workload.hbm_bytes:
+        roof = model.hbm()
+        if roof is not None:
+            terms["memory"], how["memory"] = workload.hbm_bytes / roof.value, f"bytes / HBM {format_rate(roof.value)}"
+    for link, nbytes in workload.link_bytes.items():
+        if not nbytes:
+            continue
+        got = comm_time(profile, link, nbytes, workload.message_bytes)
+        if got is None:
+            peak = model.link(link, "measured", None, workload.message_bytes)
+            if peak is None:
+                notes.append(f"no fit and no ceiling for link {link}: its time is left out")
+                continue
+            got = (nbytes / peak[0], f"bytes / {format_rate(peak[0])} (no sweep to fit: no latency term)")
+        terms[f"link:{link}"], how[f"link:{link}"] = got
+    resources = {k: v for k, v in terms.items() if k not in ("launch", "sync")}
+    if not resources:
+        raise CostError(f"workload {workload.name!r}: nothing to bound (no FLOPs, bytes or measured ceilings)")
+    limiter = max(resources, key=resources.get)
+    bound = terms.get("launch", 0.0) + terms.get("sync", 0.0) + resources[limiter]
+    return CostBound(terms, bound, limiter, how, tuple(notes))
+
+
+def decompose(measured_s: float, bound: CostBound, collective_s: float | None = None,
+              launch_s: float | None = None) -> list[tuple[str, float, str]]:
+    """Where a measured time went, additive: (term, seconds, what it is). Launch (the
+    measured per-call host time beyond the GPU's where given, else the model's), sync,
+    then the limiting resource term, or for a collective workload what NCCL itself took
+    at this size (`collective_s`) where that is larger; the other resource terms ran
+    beside it (0 s here, named); the rest is unexplained (negative: faster than the
+    model, said so)."""
+    if not measured_s > 0:
+        raise CostError("measured time must be positive")
+    parts: list[tuple[str, float, str]] = []
+    launch = bound.terms_s.get("launch", 0.0) if launch_s is None else launch_s
+    if launch:
+        parts.append(("launch", launch, "measured host time per call beyond the GPU's" if launch_s is not None
+                      else bound.how.get("launch", "")))
+    if bound.terms_s.get("sync"):
+        parts.append(("sync", bound.terms_s["sync"], bound.how.get("sync", "")))
+    resources = bound.overlapped
+    main, main_s = bound.limiter, resources[bound.limiter]
+    how = bound.how.get(main, "")
+    if collective_s is not None and collective_s > main_s and main.startswith("link:"):
+        main, main_s, how = "collective", collective_s, "NCCL's own device time at this size (the profile's)"
+    parts.append((main, main_s, how))
+    for k, v in resources.items():
+        if k != bound.limiter:
+            parts.append((k, 0.0, f"{format_time(v)}, beside {main}"))
+    explained = sum(v for _, v, _ in parts)
+    rest = measured_s - explained
+    parts.append(("unexplained", rest, "measured minus the terms above" if rest >= 0 else
+                  "negative: faster than the model's terms; check the workload's counts"))
+    return parts
+
+
+def decomposition_text(measured_s: float, parts: list[tuple[str, float, str]]) -> str:
+    """'of 92.0 us: launch 45.0 us, collective 20.1 us, memory 1.0 us, unexplained 25.9 us'."""
+    shown = [f"{name} {format_time(v)}" for name, v, _ in parts if v or name == "unexplained"]
+    return f"of {format_time(measured_s)}: " + ", ".join(shown)
+
+
+def with_cost(placement: Placement, profile: Profile, model: MachineModel | None = None, launch_path: str = "graph",
+              launches: int = 1, syncs: int = 0, sync_kind: str = "grid", collective_s: float | None = None,
+              launch_s: float | None = None) -> Placement:
+    """The placement with the cost model's bound and the decomposition of its measured
+    time; unchanged but for a note where the profile lacks a term."""
+    try:
+        bound = cost_bound(placement.workload, profile, model, launch_path, launches, syncs, sync_kind)
+    except CostError as e:
+        return dataclasses.replace(placement, cost_notes=(f"cost model not computed: {e}",))
+    parts = decompose(placement.measured_time_s, bound, collective_s, launch_s)
+    notes = [f"{k}: {v}" for k, v in bound.how.items()] + list(bound.notes)
+    if parts[-1][1] < 0:
+        notes.append("faster than the cost model's terms: check the workload's counts")
+    return dataclasses.replace(placement, cost_bound_s=bound.bound_s, cost_terms_s=dict(bound.terms_s),
+                               decomposition_s={name: v for name, v, _ in parts}, cost_notes=tuple(notes))

@@ -1,0 +1,115 @@
+"""The cost model (roofline/cost.py) on the bundled 2xH200 reference: its terms come
+from the profile's own measurements, its bound is the sum it claims, the decomposition
+of a measured time adds up to it, and a profile without the terms is said to lack them."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import factories
+from linkroof.cli import cli
+from linkroof.profiler.session import bundled_profile
+from linkroof.roofline import cost
+from linkroof.roofline import workload as W
+from linkroof.roofline.model import MachineModel
+from linkroof.roofline.place import place
+
+REF = bundled_profile()
+MODEL = MachineModel.from_profile(REF)
+
+
+def _median(name, mech, pattern, **params):
+    ms = [m for m in REF.measurements if (m.spec.name, m.spec.mechanism, m.spec.pattern) == (name, mech, pattern)
+          and all(m.spec.params.get(k) == v for k, v in params.items())]
+    assert ms, (name, mech, pattern, params)
+    return min(m.median_s for m in ms)
+
+
+def test_terms_are_the_profiles_own_figures():
+    assert cost.launch_cost(REF, "graph")[0] == _median("launch_latency", "launch", "graph")
+    assert cost.launch_cost(REF, "nccl")[0] == _median("nccl_issue_cost", "launch", "nccl_host")
+    graph, stream, host = (cost.launch_cost(REF, p)[0] for p in ("graph", "cuda", "cupy"))
+    assert graph < stream < host  # a graph replay launches cheaper than a stream; the host's issue costs most
+    assert cost.sync_cost(REF, "cta")[0] < cost.sync_cost(REF, "grid")[0]
+    one_way = cost.sync_cost(REF, "gpu")[0]
+    assert one_way == pytest.approx(_median("signal_latency", "sm", "pingpong", signal="st.relaxed.sys") / 2)
+    with pytest.raises(cost.CostError, match="unknown launch path"):
+        cost.launch_cost(REF, "carrier pigeon")
+
+
+def test_latency_aware_link_time_grows_with_the_number_of_messages():
+    big = cost.comm_time(REF, "nvlink", 64 << 20, 64 << 20)[0]
+    small = cost.comm_time(REF, "nvlink", 64 << 20, 4096)[0]
+    assert small > big  # the same bytes in 4 KiB messages pay a latency each
+    one = cost.comm_time(REF, "nvlink", 8, 8)[0]
+    assert one > 8 / 450e9 * 10  # a tiny message costs its latency, not its bytes over the peak
+    assert cost.comm_time(REF, "network", 1 << 20, 1 << 20) is None  # no sweep over that link class
+
+
+@settings(max_examples=60, deadline=None)
+@given(size=st.integers(min_value=8, max_value=1 << 30), measured=st.floats(min_value=1e-6, max_value=1.0),
+       launches=st.integers(0, 4), syncs=st.integers(0, 4), kind=st.sampled_from(["cta", "grid", "gpu"]),
+       coll=st.sampled_from(["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"]))
+def test_bound_is_its_terms_and_the_decomposition_adds_up(size, measured, launches, syncs, kind, coll):
+    w = W.collective(coll, size, 2)
+    b = cost.cost_bound(w, REF, MODEL, "graph", launches, syncs, kind)
+    resources = {k: v for k, v in b.terms_s.items() if k not in ("launch", "sync")}
+    assert b.limiter == max(resources, key=resources.get)
+    assert b.bound_s == pytest.approx(b.terms_s.get("launch", 0) + b.terms_s.get("sync", 0) + resources[b.limiter])
+    assert (launches == 0) == ("launch" not in b.terms_s) and (syncs == 0) == ("sync" not in b.terms_s)
+    parts = cost.decompose(measured, b, collective_s=measured / 3)
+    assert sum(v for _, v, _ in parts) == pytest.approx(measured, rel=1e-9, abs=1e-15)
+    assert parts[-1][0] == "unexplained"
+    assert all(v >= 0 for name, v, _ in parts if name != "unexplained")
+
+
+def test_templates_at_1024_and_8192():
+    """The issue's cases: all-gather + GEMM at 1024^2 is launch- and latency-bound, at
+    8192^2 compute-bound; the cost model's bound is never below the launch it counts."""
+    small = cost.cost_bound(W.allgather_gemm(1024, 1024, 1024, "bf16", 2), REF, MODEL)
+    large = cost.cost_bound(W.allgather_gemm(8192, 8192, 8192, "bf16", 2), REF, MODEL)
+    assert small.limiter == "link:nvlink" and large.limiter == "compute"
+    assert small.bound_s > place(W.allgather_gemm(1024, 1024, 1024, "bf16", 2), 1.0, MODEL).bound_time_s
+    assert small.terms_s["launch"] > 0.1 * small.bound_s  # the launch is a fifth of the small one's bound
+    assert large.terms_s["launch"] < 0.01 * large.bound_s  # and nothing at 8192
+
+
+def test_placement_decomposes_a_torch_like_all_reduce():
+    w = W.collective("all_reduce", 2 << 20, 2)
+    p = cost.with_cost(place(w, 92e-6, MODEL), REF, MODEL, "nccl", collective_s=28e-6, launch_s=45e-6)
+    d = p.decomposition_s
+    assert list(d)[:2] == ["launch", "collective"] and d["launch"] == 45e-6 and d["collective"] == 28e-6
+    assert sum(d.values()) == pytest.approx(92e-6) and d["unexplained"] == pytest.approx(19e-6)
+    assert p.cost_bound_s > p.bound_time_s  # launch and latency on top of bytes over bandwidth
+    assert 0 < p.fraction_of_cost_bound < 1 and any(n.startswith("launch: 1 x") for n in p.cost_notes)
+    fast = cost.with_cost(place(w, 1e-6, MODEL), REF, MODEL, "nccl")
+    assert fast.decomposition_s["unexplained"] < 0 and any("faster than the cost model" in n for n in fast.cost_notes)
+
+
+def test_profile_without_the_terms_says_so():
+    bare = factories.profile([factories.measurement()])
+    p = cost.with_cost(place(W.collective("all_reduce", 1 << 20, 2), 1e-3, MODEL), bare, MODEL)
+    assert p.cost_bound_s == 0 and not p.decomposition_s
+    assert "no graph launch figure" in p.cost_notes[0] and "--only launch" in p.cost_notes[0]
+
+
+def test_roofline_cli_prints_both_bounds_and_the_decomposition(tmp_path):
+    wl = tmp_path / "w.toml"
+    wl.write_text('[workload]\ncollective = "all_reduce"\nsize_bytes = 2097152\nranks = 2\n')
+    run = CliRunner()
+    res = run.invoke(cli, ["--store", str(tmp_path / "s.sqlite"), "roofline", "--profile", "reference", "--workload",
+                           str(wl), "--time", "92us", "--launch-path", "nccl", "--syncs", "1", "--force"])
+    assert res.exit_code == 0, res.output
+    assert "Bandwidth-only" in res.output and "Cost-model bound" in res.output
+    assert "of 92.0 us: launch" in res.output and "collective" in res.output and "unexplained" in res.output
+    doc = json.loads(run.invoke(cli, ["--store", str(tmp_path / "s.sqlite"), "roofline", "--profile", "reference",
+                                      "--workload", str(wl), "--time", "92us", "--force", "--json"]).stdout)
+    measured = doc["placements"][0]
+    assert measured["cost_bound_s"] > measured["bound_time_s"] and "unexplained" in measured["decomposition_s"]
+    assert doc["placements"][1]["cost_bound_s"] == 0  # the spec placement: bandwidth-only
+    bad = run.invoke(cli, ["roofline", "--profile", "reference", "--workload", str(wl), "--time", "1ms",
+                           "--launch-path", "pigeon"])
+    assert bad.exit_code == 2 and "pigeon" in bad.output
