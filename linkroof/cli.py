@@ -605,11 +605,13 @@ def compare(ctx: click.Context, kernel: str, inputs: str, reference: str | None,
                                "input_sets": r.input_sets, "checked": r.checked,
                                "counter_bytes_per_call": {str(k): v for k, v in r.counter_bytes_per_call.items()},
                                "placements": to_dict(placements), "notes": out.notes,
-                               "overhead_s": r.overhead_s, "host_s_per_call": r.host_s_per_call}, indent=1))
+                               "overhead_s": r.overhead_s, "host_s_per_call": r.host_s_per_call,
+                               "gated_times_s": r.gated_times_s, "launch_share_s": r.launch_share_s}, indent=1))
         return
-    from .render import placements_table
+    from .render import decomposition_view, placements_table
 
     _console().print(placements_table(placements))
+    _console().print(decomposition_view(placements))
     for note in out.notes + [out.result.checked]:
         click.echo(note)
 

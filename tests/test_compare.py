@@ -154,6 +154,8 @@ def test_cli_compare_with_fakes(tmp_path, store_path, monkeypatch):
     timers = []
 
     def fake_timer(framework, gated=False):
+        if gated:  # the gated pass: the GPU alone, 2.0 ms where the ungated calls took 2.75 ms
+            return FakeTimer(2.0e-3)
         t = FakeTimer(2.75e-3 if not timers else 5.5e-3)
         timers.append(t)
         return t
@@ -181,6 +183,11 @@ def test_cli_compare_with_fakes(tmp_path, store_path, monkeypatch):
     assert any("speedup over the reference: 2.00x" in n for n in doc["notes"])
     assert any("ratio 1.00" in n for n in doc["notes"])
     assert doc["overhead_s"] < 1.0
+    assert doc["launch_share_s"] == pytest.approx(0.75e-3)  # what the host's launch added: ungated - gated
+    d = doc["placements"][0]["decomposition_s"]
+    assert d["launch"] == pytest.approx(0.75e-3) and sum(d.values()) == pytest.approx(2.75e-3)
+    assert doc["placements"][0]["cost_bound_s"] > doc["placements"][0]["bound_time_s"]
+    assert any("the host's launch added 750.0 us a call" in n for n in doc["notes"])
     listed = json.loads(CliRunner().invoke(cli, ["runs", "list", "--json"]).stdout)
     assert listed["profiles"][0]["label"].startswith("compare:")
 

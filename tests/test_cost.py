@@ -60,6 +60,7 @@ def test_bound_is_its_terms_and_the_decomposition_adds_up(size, measured, launch
     assert b.limiter == max(resources, key=resources.get)
     assert b.bound_s == pytest.approx(b.terms_s.get("launch", 0) + b.terms_s.get("sync", 0) + resources[b.limiter])
     assert (launches == 0) == ("launch" not in b.terms_s) and (syncs == 0) == ("sync" not in b.terms_s)
+    assert b.bound_s >= place(w, 1.0, MODEL).bound_time_s * (1 - 1e-12)  # never below the bandwidth-only bound
     parts = cost.decompose(measured, b, collective_s=measured / 3)
     assert sum(v for _, v, _ in parts) == pytest.approx(measured, rel=1e-9, abs=1e-15)
     assert parts[-1][0] == "unexplained"

@@ -70,6 +70,16 @@ class CompareResult:
     checked: str = ""
     overhead_s: float = 0.0  # linkroof's own time beyond the user's warm-up and repetitions
     host_s_per_call: float = 0.0  # wall time of the timed loop per call (the host issuing and waiting)
+    gated_times_s: list[float] = field(default_factory=list)  # the same calls behind the gate (the GPU alone)
+    gated_note: str = ""
+
+    @property
+    def launch_share_s(self) -> float | None:
+        """Per call, what the host's launch added to the GPU's own time: the ungated
+        median less the gated one (None when the gated pass could not run)."""
+        if not self.gated_times_s:
+            return None
+        return max(0.0, self.median_s - statistics.median(self.gated_times_s))
 
     @property
     def median_s(self) -> float:
@@ -97,9 +107,13 @@ class CompareReport:
 
 def run_callable(name: str, fn: Callable[..., Any], make_inputs: Callable[[], Any], timer: Timer,
                  counters: Counters | None, reps: int = 50, warmup: int = 10, l2_bytes: int = 0,
-                 reference: Callable[..., Any] | None = None, rtol: float = 1e-3, atol: float = 1e-5) -> CompareResult:
+                 reference: Callable[..., Any] | None = None, rtol: float = 1e-3, atol: float = 1e-5,
+                 gated_timer: Timer | None = None) -> CompareResult:
     """Warm up, time `reps` calls, count link bytes over the timed calls. When one input
-    set fits twice in L2, several sets are rotated so the cache does not flatter."""
+    set fits twice in L2, several sets are rotated so the cache does not flatter.
+    `gated_timer` times the calls once more behind the gate (the GPU's own time, for the
+    launch share of the decomposition); code that waits on the host cannot be gated,
+    and then the note says so."""
     import numpy as np
 
     t_start = time.perf_counter()
@@ -139,8 +153,18 @@ def run_callable(name: str, fn: Callable[..., Any], make_inputs: Callable[[], An
     loop_s = time.perf_counter() - t0
     user_s += loop_s
     after = counters.read() if counters else {}
+    gated_times: list[float] = []
+    gated_note = ""
+    if gated_timer is not None:
+        t0 = time.perf_counter()
+        try:
+            gated_times = gated_timer.time_calls(lambda i: call(fn, sets[i % len(sets)]), max(5, reps // 2))
+        except Exception as e:  # noqa: BLE001 - the gate timed out (the code waits on the host), or similar
+            gated_note = f"no gated pass ({type(e).__name__}: {str(e)[:160]}): the launch share is not measured"
+        user_s += time.perf_counter() - t0
     overhead = time.perf_counter() - t_start - user_s
-    return CompareResult(name, times, per_call(before, after, reps), len(sets), checked, overhead, loop_s / reps)
+    return CompareResult(name, times, per_call(before, after, reps), len(sets), checked, overhead, loop_s / reps,
+                         gated_times, gated_note)
 
 
 def timing_notes(result: CompareResult, framework: str, gated: bool) -> list[str]:
@@ -148,6 +172,11 @@ def timing_notes(result: CompareResult, framework: str, gated: bool) -> list[str
     notes = [f"timed with CUDA events on {framework}'s current stream"
              + (" behind the spin gate (the GPU's own time)" if gated else " (the host's launch gaps included)")
              + "; work the kernel puts on other streams is not waited for"]
+    if result.gated_times_s:
+        notes.append(f"behind the gate the same calls took {statistics.median(result.gated_times_s) * 1e6:.1f} us: "
+                     f"the host's launch added {result.launch_share_s * 1e6:.1f} us a call")
+    elif result.gated_note:
+        notes.append(result.gated_note)
     if not gated and result.host_s_per_call > 1.1 * result.median_s:
         notes.append(f"the host took {result.host_s_per_call * 1e6:.1f} us per call to issue and wait, the GPU "
                      f"{result.median_s * 1e6:.1f} us: launch-bound; --gated times the GPU alone")
@@ -204,7 +233,8 @@ def run_compare(kernel: str, inputs: str, reference: str | None = None, workload
         counters = NvmlCounters([g.index for g in topology.gpus], links)
     timer = CudaTimer(framework, gated)
     name = kernel.rsplit(":", 1)[1]
-    result = run_callable(name, fn, make_inputs, timer, counters, reps, warmup, l2, ref_fn, rtol, atol)
+    result = run_callable(name, fn, make_inputs, timer, counters, reps, warmup, l2, ref_fn, rtol, atol,
+                          gated_timer=None if gated else CudaTimer(framework, gated=True))
     ref_result = None
     if ref_fn is not None:
         ref_result = run_callable(f"{reference.rsplit(':', 1)[1]}", ref_fn, make, CudaTimer(framework), None, reps,
@@ -223,8 +253,14 @@ def run_compare(kernel: str, inputs: str, reference: str | None = None, workload
 
     prof = profile or bundled_profile()
     model = MachineModel.from_profile(prof)
+    if len(results) > 1 and result.gated_times_s and all(r[0].gated_times_s for r in results):
+        result = dataclasses.replace(result, gated_times_s=list(slowest_per_repetition(
+            [r[0].gated_times_s for r in results])))
+    elif len(results) > 1:
+        result = dataclasses.replace(result, gated_times_s=[])
     placements, notes = kernel_placements(result.name, result.median_s, result.link_bytes(), workload, model, prof,
-                                          (ref_result.name, ref_result.median_s) if ref_result else None)
+                                          (ref_result.name, ref_result.median_s) if ref_result else None,
+                                          launch_s=result.launch_share_s)
     notes = timing_notes(result, framework, gated) + notes
     return CompareReport(rank=0, result=result, reference=ref_result, placements=placements, notes=notes,
                          profile=prof, topology=topology, ranks=ctx.world)

@@ -96,10 +96,16 @@ def wire_efficiency(counted_bytes: float, workload_bytes: float,
 
 def kernel_placements(name: str, median_s: float, counted_link_bytes: float | None, workload: Workload | None,
                       model: MachineModel, profile: Profile,
-                      reference: tuple[str, float] | None = None) -> tuple[list[Placement], list[str]]:
+                      reference: tuple[str, float] | None = None,
+                      launch_s: float | None = None) -> tuple[list[Placement], list[str]]:
     """Place a timed kernel (and its reference, named with its median time, and the
     profile's NCCL baseline) against measured and spec ceilings. Counter bytes fill in
-    the link bytes the workload does not give."""
+    the link bytes the workload does not give. The measured placements carry the cost
+    model too (a CUDA-graph launch: the least a launch costs), the kernel's measured time
+    decomposed with `launch_s` (its measured host-launch share) and NCCL's own time at
+    the workload's size."""
+    from .cost import with_cost
+
     notes: list[str] = []
     wl = workload or Workload(name=name)
     wire: str | None = None
@@ -117,11 +123,13 @@ def kernel_placements(name: str, median_s: float, counted_link_bytes: float | No
     out = [place(wl, median_s, model, "measured"), place(wl, median_s, model, "spec")]
     if wire:
         out = [dataclasses.replace(p, flags=p.flags + (wire,)) for p in out]
+    base = nccl_baseline(profile, wl)
+    out[0] = with_cost(out[0], profile, model, collective_s=base.median_s if base else None, launch_s=launch_s)
     if reference is not None:
         ref_name, ref_s = reference
-        out.append(place(dataclasses.replace(wl, name=f"{ref_name} (reference)"), ref_s, model, "measured"))
+        out.append(with_cost(place(dataclasses.replace(wl, name=f"{ref_name} (reference)"), ref_s, model, "measured"),
+                             profile, model, collective_s=base.median_s if base else None))
         notes.append(f"speedup over the reference: {ref_s / median_s:.2f}x")
-    base = nccl_baseline(profile, wl)
     if base is not None:  # placed with the measurement's own rank count, at the workload's size
         nwl = collective(base.pattern, base.message_bytes, base.ranks)
         nwl = dataclasses.replace(nwl, name=f"NCCL {base.pattern} {base.message_bytes} B {base.dtype} x{base.ranks} "

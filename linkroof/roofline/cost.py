@@ -155,16 +155,22 @@ def cost_bound(workload: Workload, profile: Profile, model: MachineModel | None 
         if not nbytes:
             continue
         got = comm_time(profile, link, nbytes, workload.message_bytes)
+        peak = model.link(link, "measured", None, workload.message_bytes)
+        if got is None and peak is None:
+            notes.append(f"no fit and no ceiling for link {link}: its time is left out")
+            continue
+        plain = nbytes / peak[0] if peak is not None else 0.0
         if got is None:
-            peak = model.link(link, "measured", None, workload.message_bytes)
-            if peak is None:
-                notes.append(f"no fit and no ceiling for link {link}: its time is left out")
-                continue
-            got = (nbytes / peak[0], f"bytes / {format_rate(peak[0])} (no sweep to fit: no latency term)")
+            got = (plain, f"bytes / {format_rate(peak[0])} (no sweep to fit: no latency term)")
+        elif got[0] < plain:  # a fit's slope a little above the measured points: never below bytes / bandwidth
+            got = (plain, f"bytes / {format_rate(peak[0])}, the bandwidth-only term (the fit, {got[1]}, "
+                          f"gave {format_time(got[0])})")
         terms[f"link:{link}"], how[f"link:{link}"] = got
     resources = {k: v for k, v in terms.items() if k not in ("launch", "sync")}
     if not resources:
         raise CostError(f"workload {workload.name!r}: nothing to bound (no FLOPs, bytes or measured ceilings)")
+    # the same ceilings as the bandwidth-only roofline for compute and HBM, and a link term
+    # never below its: this bound is never below the bandwidth-only one
     limiter = max(resources, key=resources.get)
     bound = terms.get("launch", 0.0) + terms.get("sync", 0.0) + resources[limiter]
     return CostBound(terms, bound, limiter, how, tuple(notes))
