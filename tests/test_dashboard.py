@@ -252,3 +252,33 @@ def test_both_timing_definitions_are_labelled_in_the_tables():
 
     roof = MachineModel.from_profile(p).find("link:nvlink", "measured", "nccl")
     assert roof.value == pytest.approx((16 << 20) / 37.5e-6 / 2)  # the device time makes the ceiling (busbw x1/2)
+
+
+def test_roofline_page_shows_the_decomposition_and_the_cost_terms(app):
+    import dataclasses
+
+    from linkroof.dashboard import figures as F
+    from linkroof.roofline import workload as W
+    from linkroof.roofline.cost import with_cost
+    from linkroof.roofline.model import MachineModel
+    from linkroof.roofline.place import place
+
+    ref = bundled_profile()
+    model = MachineModel.from_profile(ref)
+    placed = with_cost(place(W.collective("all_reduce", 2 << 20, 2), 92e-6, model), ref, model, "nccl",
+                       collective_s=28e-6, launch_s=45e-6)
+    prof = dataclasses.replace(ref, id="with-placements", placements=(placed,))
+    with app.linkroof_data.store() as s:
+        s.put(prof, replace=True)
+    page = A.page_roofline(app.linkroof_data, "with-placements")
+    text = text_of(page)
+    assert "Cost-model terms of this machine" in text and '"kind": "graph"' in text and '"kind": "gpu"' in text
+    assert '"fraction of cost bound"' in text and '"bandwidth-only bound ms"' in text
+    fig = F.decomposition_figure([placed])
+    bars = {t.name: t.x[0] for t in fig.data if t.type == "bar"}
+    assert bars["launch"] == pytest.approx(45) and bars["collective"] == pytest.approx(28)
+    assert sum(bars.values()) == pytest.approx(92)  # the stack is the measured time
+    marker = next(t for t in fig.data if t.name == "cost-model bound")
+    assert marker.x[0] == pytest.approx(placed.cost_bound_s * 1e6)
+    bare = A.cost_terms_table(dataclasses.replace(ref, measurements=ref.measurements[:3]))
+    assert "--only launch,sync" in text_of(bare)

@@ -58,6 +58,7 @@ class Id(str, Enum):
     COLL_EMPTY = "collectives-empty"
     COLL_SELECT = "collectives-select"
     FITS_GRAPH = "fits-graph"
+    DECOMPOSITION_GRAPH = "decomposition-graph"
     COLL_TABLE = "collectives-table"
 
 
@@ -267,8 +268,11 @@ def page_roofline(data: Data, pid: str | None) -> Any:
     model = data.model(pid)
     placements = list(p.placements)
     rows = [{"workload": x.workload.name, "ceilings": x.ceilings_kind, "measured ms": round(x.measured_time_s * 1e3, 4),
-             "bound ms": round(x.bound_time_s * 1e3, 4), "limiter": x.limiter,
-             "fraction": f"{x.fraction_of_roofline:.1%}", "flags": "; ".join(x.flags)} for x in placements]
+             "bandwidth-only bound ms": round(x.bound_time_s * 1e3, 4), "limiter": x.limiter,
+             "fraction of roofline": f"{x.fraction_of_roofline:.1%}",
+             "cost-model bound ms": round(x.cost_bound_s * 1e3, 4) if x.cost_bound_s else "",
+             "fraction of cost bound": f"{x.fraction_of_cost_bound:.1%}" if x.cost_bound_s else "",
+             "flags": "; ".join(x.flags + x.cost_notes[-1:] if x.cost_bound_s == 0 else x.flags)} for x in placements]
     try:
         roof = _graph(F.roofline_figure(model, placements), Id.ROOFLINE_GRAPH.value)
     except ValueError:
@@ -281,10 +285,32 @@ def page_roofline(data: Data, pid: str | None) -> Any:
              html.H4("Placed workloads"), _table(rows) if rows else html.P("None yet: linkroof compare places kernels.")]
     if placements:
         parts.append(_graph(F.speed_of_light_figure(placements)))
+    if any(x.decomposition_s for x in placements):
+        parts.append(_graph(F.decomposition_figure(placements), Id.DECOMPOSITION_GRAPH.value))
+    parts += [html.H4("Cost-model terms of this machine"), cost_terms_table(p)]
     fits = profile_fits(p)
     parts.append(_graph(F.fits_figure(fits), Id.FITS_GRAPH.value) if fits else
                  _missing("No message-size sweep to fit: `linkroof bench` (sweeps, NCCL) measures them."))
     return html.Div(parts)
+
+
+def cost_terms_table(profile: Any) -> Any:
+    """The launch and sync terms the cost model uses, as this profile measured them."""
+    from dash import html
+
+    from ..roofline import cost
+
+    rows = []
+    for kind, table, fn in (("launch", cost.LAUNCH_PATHS, cost.launch_cost), ("sync", cost.SYNC_KINDS, cost.sync_cost)):
+        for key in table:
+            try:
+                seconds, what = fn(profile, key)
+            except cost.CostError:
+                continue
+            rows.append({"term": kind, "kind": key, "µs": round(seconds * 1e6, 3), "what": what})
+    if not rows:
+        return _missing("No launch or sync figures in this profile: `linkroof bench --only launch,sync` measures them.")
+    return html.Div(_table(rows))
 
 
 def page_runs(data: Data, pid: str | None) -> Any:

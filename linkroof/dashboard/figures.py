@@ -439,6 +439,34 @@ def speed_of_light_figure(placements: Sequence[Placement]) -> go.Figure:
     return fig
 
 
+DECOMPOSITION_COLORS = {"launch": "#d62728", "sync": "#9467bd", "collective": "#1f77b4", "compute": "#2ca02c",
+                        "memory": "#ff7f0e", "unexplained": "#bbbbbb"}
+
+
+def decomposition_figure(placements: Sequence[Placement]) -> go.Figure:
+    """Per placement with the cost model: its measured time as a stacked bar of the
+    model's terms (launch, sync, the limiting resource or NCCL's own time, and what
+    none explains), with the cost model's bound marked."""
+    fig = go.Figure()
+    rows = [p for p in placements if p.decomposition_s]
+    names = [p.workload.name for p in rows]
+    terms: list[str] = []
+    for p in rows:
+        terms += [k for k, v in p.decomposition_s.items() if v > 0 and k not in terms]
+    for term in terms:
+        xs = [max(0.0, p.decomposition_s.get(term, 0.0)) * 1e6 for p in rows]
+        fig.add_trace(go.Bar(y=names, x=xs, name=term, orientation="h",
+                             marker={"color": DECOMPOSITION_COLORS.get(term, "#17becf" if term.startswith("link")
+                                                                       else "#8c564b")},
+                             hovertemplate=f"{term}: %{{x:.2f}} µs<extra></extra>"))
+    fig.add_trace(go.Scatter(y=names, x=[p.cost_bound_s * 1e6 for p in rows], mode="markers", name="cost-model bound",
+                             marker={"symbol": "line-ns-open", "size": 24, "line": {"width": 3}, "color": "black"},
+                             hovertemplate="cost-model bound: %{x:.2f} µs<extra></extra>"))
+    fig.update_layout(barmode="stack", title="Where the measured time went (cost-model terms, stacked)",
+                      xaxis_title="µs per call", template="plotly_white", height=max(260, 90 + 60 * len(rows)))
+    return fig
+
+
 def fits_figure(fits: Sequence[Any]) -> go.Figure:
     """Time per message against size for each mechanism and collective: the measured
     points and the fitted latency + size / bandwidth segments, one colour each, with the
