@@ -398,9 +398,10 @@ PROFILE_HELP = "Profile id (or prefix), a profile JSON file, or 'reference' (def
 @click.option("--force", is_flag=True, help="Place the workload even if the profile describes another machine.")
 @click.option("--fits", "show_fits", is_flag=True, help="Also the latency + bandwidth fit of every mechanism and "
               "collective, piecewise, with each fit's worst error.")
-@click.option("--launch-path", type=click.Choice(["graph", "cuda", "cupy", "nccl"]), default="graph",
+@click.option("--launch-path", type=click.Choice(["graph", "cuda", "cupy", "nccl", "torch"]), default="graph",
               show_default=True, help="Cost model: how the workload is launched (CUDA-graph replay, a raw CUDA "
-              "stream, CuPy from Python, an NCCL call from one process).")
+              "stream, CuPy from Python, an NCCL call from one process, a torch.distributed collective per rank; "
+              "the last needs a profile measured under torchrun).")
 @click.option("--launches", type=click.IntRange(min=0), default=1, show_default=True,
               help="Cost model: launches per call of the workload.")
 @click.option("--syncs", type=click.IntRange(min=0), default=0, show_default=True,

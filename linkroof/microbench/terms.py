@@ -407,3 +407,37 @@ def _overlapped(mine: list[float], other: list[float]) -> list[float]:
         if t <= end_other:
             out.append(x)
     return out
+
+
+def torch_issue_cost(device: int, rank: int, world: int, reps: int = 10, per_batch: int = 50) -> list[Measurement]:
+    """Under torchrun: the time per call of `torch.distributed.all_reduce` of 4 bytes
+    issued back to back from Python (one rank per GPU, NCCL), on the host's clock from
+    the first call to the GPU's completion of the last: what a user's loop of small
+    torch collectives costs, launch included. Checked: MAX over the ranks' rank + 1."""
+    try:
+        import torch
+        import torch.distributed as dist
+    except ImportError as e:
+        raise BenchError(f"torch is not importable here ({e})") from None
+    if not dist.is_initialized():
+        raise BenchError("torch.distributed is not initialised (run under torchrun)")
+    t = torch.full((1,), float(rank + 1), device=f"cuda:{device}")
+    for _ in range(5):
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    torch.cuda.synchronize(device)
+    times = []
+    for _ in range(reps):
+        t.fill_(float(rank + 1))
+        torch.cuda.synchronize(device)
+        t0 = time.perf_counter()
+        for _ in range(per_batch):
+            dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        torch.cuda.synchronize(device)
+        times.append((time.perf_counter() - t0) / per_batch)
+    got = float(t.item())
+    ok = got == float(world)
+    return [_m("torch_collective_cost", "launch", "torch_all_reduce", (rank,), times, ok,
+               f"all-reduce MAX of rank + 1 gave {got:g}, expected {world}",
+               {"collective": "all_reduce", "bytes": 4, "ranks": world, "processes": world,
+                "calls_per_sample": per_batch, "timing": "host clock, back to back, until the GPU finished",
+                "path": "torch.distributed all_reduce (NCCL backend)", "rank_time": "this rank"})]

@@ -23,7 +23,7 @@ from ..microbench.nccl import CONVENTION, INTERNODE
 from ..schema import BenchSpec, Environment, Measurement, Profile, Skipped, Topology, slowest_per_repetition
 from .launch import Comm
 
-LOCAL_FAMILIES = ("host", "local", "latency", "compute")
+LOCAL_FAMILIES = ("host", "local", "latency", "launch", "sync", "compute")
 # What differs between the ranks' measurements of one collective
 RANK_FIELDS = ("devices", "repetitions", "params.send_to", "params.recv_from", "params.rank_time")
 
@@ -116,6 +116,13 @@ def _gpu_work(comm: Comm, topo: Topology, suite: str, only: list[str] | None,
         res = run_plan(plan)
         out += res.measurements
         skipped += res.skipped
+    if comm.ctx.kind == "torchrun" and suite != "quick" and (only is None or "launch" in only):
+        from ..microbench.terms import torch_issue_cost
+
+        try:  # a user's loop of small torch collectives: launch included
+            out += torch_issue_cost(gpu, comm.ctx.rank, comm.ctx.world)
+        except Exception as e:  # noqa: BLE001
+            skipped.append(Skipped("torch.distributed all-reduce cost per call", f"{type(e).__name__}: {e}", (gpu,)))
     if only is None or "nccl" in only:
         from ..microbench.nccl import RankCollectives
 

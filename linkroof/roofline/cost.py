@@ -31,6 +31,8 @@ LAUNCH_PATHS: dict[str, tuple[str, str, str, str]] = {
     "cuda": ("launch_latency", "launch", "stream", "an empty kernel back to back on a stream (GPU time per launch)"),
     "cupy": ("launch_latency", "launch", "host_issue", "the host's issue cost of one launch through CuPy"),
     "nccl": ("nccl_issue_cost", "launch", "nccl_host", "NCCL's host cost of one grouped call from one process"),
+    "torch": ("torch_collective_cost", "launch", "torch_all_reduce",
+              "a 4-byte torch.distributed all-reduce per call, back to back, one rank per GPU (launch included)"),
 }
 SYNC_KINDS: dict[str, tuple[str, str, str, str]] = {
     "cta": ("sync_latency", "sync", "mbarrier", "an mbarrier round within one SM"),

@@ -72,3 +72,32 @@ def test_torch_examples_run_under_torchrun(tmp_path, example, workload):
     sent = max(v["nvlink_tx"] for v in doc["counter_bytes_per_call"].values())
     assert sent == pytest.approx(measured["workload"]["link_bytes"]["nvlink"], rel=0.05)
     assert "destroy_process_group() was not called" not in res.stderr
+    # the cost model: its bound never below the bandwidth-only one, the measured time decomposed
+    d = measured["decomposition_s"]
+    assert d and sum(d.values()) == pytest.approx(measured["measured_time_s"], rel=1e-6)
+    assert measured["cost_bound_s"] >= measured["bound_time_s"]
+    assert doc["launch_share_s"] is not None or any("no gated pass" in n for n in doc["notes"])
+
+
+def test_torch_collective_cost_under_torchrun(tmp_path):
+    """`linkroof bench --only launch` under torchrun measures a 4-byte torch all-reduce
+    per call, back to back, on every rank, checked."""
+    import json
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    pytest.importorskip("torch")
+    torchrun = shutil.which("torchrun") or str(Path(sys.executable).parent / "torchrun")
+    out = tmp_path / "p.json"
+    cmd = [torchrun, "--nproc-per-node", "2", "-m", "linkroof", "--store", str(tmp_path / "s.sqlite"), "bench",
+           "--only", "launch", "--no-save", "--json", "--out", str(out)]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert res.returncode == 0, res.stderr[-3000:]
+    ms = [m for m in json.loads(out.read_text())["measurements"] if m["spec"]["name"] == "torch_collective_cost"]
+    assert len(ms) == 2 and all(m["verified"] for m in ms)
+    for m in ms:
+        per_call = sorted(m["times_s"])[len(m["times_s"]) // 2]
+        assert 3e-6 < per_call < 500e-6
