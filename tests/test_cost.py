@@ -114,3 +114,19 @@ def test_roofline_cli_prints_both_bounds_and_the_decomposition(tmp_path):
     bad = run.invoke(cli, ["roofline", "--profile", "reference", "--workload", str(wl), "--time", "1ms",
                            "--launch-path", "pigeon"])
     assert bad.exit_code == 2 and "pigeon" in bad.output
+
+
+def test_serial_work_is_named_not_overlapped():
+    """A naive all-gather then GEMM runs its link time after its compute: the measured
+    time minus launch and compute goes to the link term as not overlapped, up to its
+    size, and only the rest is unexplained."""
+    w = W.allgather_gemm(8192, 8192, 8192, "bf16", 2)
+    b = cost.cost_bound(w, REF, MODEL)
+    serial = b.terms_s["launch"] + b.terms_s["compute"] + b.terms_s["link:nvlink"]
+    parts = {name: v for name, v, _ in cost.decompose(serial * 1.05, b)}
+    assert parts["compute"] == b.terms_s["compute"]
+    assert parts["link:nvlink (not overlapped)"] == pytest.approx(b.terms_s["link:nvlink"])
+    assert parts["memory (not overlapped)"] == pytest.approx(min(b.terms_s["memory"], serial * 0.05))
+    assert parts["unexplained"] >= 0 and sum(parts.values()) == pytest.approx(serial * 1.05)
+    tight = {name: v for name, v, _ in cost.decompose(b.bound_s, b)}  # all overlapped: nothing serial
+    assert "link:nvlink (not overlapped)" not in tight and tight["unexplained"] == pytest.approx(0, abs=1e-12)

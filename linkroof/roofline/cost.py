@@ -180,33 +180,42 @@ def cost_bound(workload: Workload, profile: Profile, model: MachineModel | None 
 
 def decompose(measured_s: float, bound: CostBound, collective_s: float | None = None,
               launch_s: float | None = None) -> list[tuple[str, float, str]]:
-    """Where a measured time went, additive: (term, seconds, what it is). Launch (the
-    measured per-call host time beyond the GPU's where given, else the model's), sync,
+    """Where a measured time went, additive: (term, seconds, what it is).
+
+    Launch (the measured host-launch share per call where given, else the model's), sync,
     then the limiting resource term, or for a collective workload what NCCL itself took
-    at this size (`collective_s`) where that is larger; the other resource terms ran
-    beside it (0 s here, named); the rest is unexplained (negative: faster than the
-    model, said so)."""
+    at this size (`collective_s`) where that is larger. The model overlaps the other
+    resource terms with it; what the measured time leaves after these is first given to
+    them, largest first, up to their own size, as "not overlapped" (the model's
+    T_non-overlap: work that ran one after the other); the rest is unexplained
+    (negative: faster than the model, said so)."""
     if not measured_s > 0:
         raise CostError("measured time must be positive")
     parts: list[tuple[str, float, str]] = []
     launch = bound.terms_s.get("launch", 0.0) if launch_s is None else launch_s
     if launch:
-        parts.append(("launch", launch, "measured host time per call beyond the GPU's" if launch_s is not None
-                      else bound.how.get("launch", "")))
+        parts.append(("launch", launch, "measured host-launch share per call (ungated minus gated time)"
+                      if launch_s is not None else bound.how.get("launch", "")))
     if bound.terms_s.get("sync"):
         parts.append(("sync", bound.terms_s["sync"], bound.how.get("sync", "")))
     resources = bound.overlapped
     main, main_s = bound.limiter, resources[bound.limiter]
     how = bound.how.get(main, "")
-    if collective_s is not None and collective_s > main_s and main.startswith("link:"):
+    nccl = collective_s is not None and collective_s > main_s and main.startswith("link:")
+    if nccl:
         main, main_s, how = "collective", collective_s, "NCCL's own device time at this size (the profile's)"
     parts.append((main, main_s, how))
-    for k, v in resources.items():
-        if k != bound.limiter:
-            parts.append((k, 0.0, f"{format_time(v)}, beside {main}"))
-    explained = sum(v for _, v, _ in parts)
-    rest = measured_s - explained
-    parts.append(("unexplained", rest, "measured minus the terms above" if rest >= 0 else
+    left = measured_s - sum(v for _, v, _ in parts)
+    for k, v in sorted(resources.items(), key=lambda kv: -kv[1]):
+        if k == bound.limiter or (nccl and k.startswith("link:")):  # NCCL's time holds its link time
+            continue
+        serial = min(v, max(0.0, left))
+        if serial > 0:
+            parts.append((f"{k} (not overlapped)", serial, f"of {format_time(v)}: ran after {main}, not beside it"))
+            left -= serial
+        if serial < v:
+            parts.append((k, 0.0, f"{format_time(v - serial)} of it beside {main}"))
+    parts.append(("unexplained", left, "measured minus the terms above" if left >= 0 else
                   "negative: faster than the model's terms; check the workload's counts"))
     return parts
 
