@@ -2,6 +2,9 @@
 
     torchrun --nproc-per-node 2 -m linkroof compare examples/allreduce_torch.py:all_reduce \\
         --inputs examples/allreduce_torch.py:make_inputs --workload examples/allreduce.toml
+
+`all_reduce_clone` is the usual reference-style form (a copy, then the all-reduce in
+place on it). The size comes from LINKROOF_EXAMPLE_BYTES (default 256 MiB).
 """
 
 import os
@@ -9,7 +12,7 @@ import os
 import torch
 import torch.distributed as dist
 
-NBYTES = 256 << 20
+NBYTES = int(os.environ.get("LINKROOF_EXAMPLE_BYTES", 256 << 20))
 
 
 def make_inputs():
@@ -21,3 +24,9 @@ def make_inputs():
 def all_reduce(t):
     dist.all_reduce(t)
     return t
+
+
+def all_reduce_clone(t):
+    u = t.clone()
+    dist.all_reduce(u)
+    return u

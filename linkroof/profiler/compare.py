@@ -239,6 +239,15 @@ def run_compare(kernel: str, inputs: str, reference: str | None = None, workload
     if ref_fn is not None:
         ref_result = run_callable(f"{reference.rsplit(':', 1)[1]}", ref_fn, make, CudaTimer(framework), None, reps,
                                   warmup, l2)
+    spot = None
+    if ctx.kind == "torchrun" and ctx.distributed and workload is not None:
+        from ..roofline.baseline import nccl_baseline
+        from .session import bundled_profile as _bundled
+
+        known = nccl_baseline(profile or _bundled(), workload)
+        want = str(workload.params.get("dtype") or "fp32")
+        if known is None or not known.exact or known.dtype != want:  # every rank decides alike: same profile, workload
+            spot = torch_baseline(workload.pattern, workload.message_bytes, want)
     gathered = comm.gather((result, ref_result), timeout_s=600)
     comm.close()
     if ctx.rank != 0:
@@ -260,7 +269,56 @@ def run_compare(kernel: str, inputs: str, reference: str | None = None, workload
         result = dataclasses.replace(result, gated_times_s=[])
     placements, notes = kernel_placements(result.name, result.median_s, result.link_bytes(), workload, model, prof,
                                           (ref_result.name, ref_result.median_s) if ref_result else None,
-                                          launch_s=result.launch_share_s)
+                                          launch_s=result.launch_share_s, baseline=spot)
     notes = timing_notes(result, framework, gated) + notes
     return CompareReport(rank=0, result=result, reference=ref_result, placements=placements, notes=notes,
                          profile=prof, topology=topology, ranks=ctx.world)
+
+
+def torch_baseline(pattern: str, message_bytes: int | None, dtype: str, reps: int = 20) -> Any:
+    """The NCCL baseline measured on the spot over this process group (torch.distributed,
+    every rank at once), for a collective, size or data type the profile lacks: the
+    slowest rank's time per call of `reps` calls back to back after a warm-up (CUDA
+    events on the current stream, the host's launch included, as a user's loop)."""
+    from ..roofline.baseline import Baseline
+    from ..roofline.collectives import canonical, dtype_bytes
+
+    try:
+        import torch
+        import torch.distributed as dist
+    except ImportError:
+        return None
+    if not message_bytes or not dist.is_initialized():
+        return None
+    name = canonical(pattern) if pattern else ""
+    types = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+    if name not in ("all_reduce", "all_gather", "reduce_scatter", "all_to_all") or dtype not in types:
+        return None
+    world = dist.get_world_size()
+    n = int(message_bytes // dtype_bytes(dtype))
+    if n < world:
+        return None
+    n -= n % world
+    dev = torch.device("cuda", torch.cuda.current_device())
+    big = torch.ones(n, dtype=types[dtype], device=dev)
+    small = torch.ones(n // world, dtype=types[dtype], device=dev)
+    spare = torch.empty_like(big)
+    ops = {"all_reduce": lambda: dist.all_reduce(big),
+           "all_gather": lambda: dist.all_gather_into_tensor(big, small),
+           "reduce_scatter": lambda: dist.reduce_scatter_tensor(small, big),
+           "all_to_all": lambda: dist.all_to_all_single(spare, big)}
+    op = ops[name]
+    for _ in range(5):
+        op()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    start.record()
+    for _ in range(reps):
+        op()
+    end.record()
+    end.synchronize()
+    per_call = torch.tensor([start.elapsed_time(end) / 1e3 / reps], device=dev)
+    dist.all_reduce(per_call, op=dist.ReduceOp.MAX)
+    return Baseline(name, int(message_bytes), world, dtype, float(per_call.item()),
+                    f"measured now over this process group (torch.distributed, {reps} calls back to back, the "
+                    "host's launch included, slowest rank): the profile has no figure at this size and data type")

@@ -24,7 +24,12 @@ class Baseline:
     ranks: int
     dtype: str
     median_s: float
-    how: str  # "measured at this size" | "interpolated between ..." | "nearest size ..."
+    how: str  # "measured at this size" | "interpolated between ..." | "nearest size ..." | "measured now ..."
+
+    @property
+    def exact(self) -> bool:
+        """Measured at this very size (in the profile or on the spot)."""
+        return self.how.startswith("measured")
 
 
 def _time_at(points: list[tuple[int, float]], size: int) -> tuple[float, str]:
@@ -97,13 +102,14 @@ def wire_efficiency(counted_bytes: float, workload_bytes: float,
 def kernel_placements(name: str, median_s: float, counted_link_bytes: float | None, workload: Workload | None,
                       model: MachineModel, profile: Profile,
                       reference: tuple[str, float] | None = None,
-                      launch_s: float | None = None) -> tuple[list[Placement], list[str]]:
+                      launch_s: float | None = None,
+                      baseline: Baseline | None = None) -> tuple[list[Placement], list[str]]:
     """Place a timed kernel (and its reference, named with its median time, and the
     profile's NCCL baseline) against measured and spec ceilings. Counter bytes fill in
     the link bytes the workload does not give. The measured placements carry the cost
     model too (a CUDA-graph launch: the least a launch costs), the kernel's measured time
     decomposed with `launch_s` (its measured host-launch share) and NCCL's own time at
-    the workload's size."""
+    the workload's size (`baseline` when measured on the spot, else the profile's)."""
     from .cost import with_cost
 
     notes: list[str] = []
@@ -123,7 +129,7 @@ def kernel_placements(name: str, median_s: float, counted_link_bytes: float | No
     out = [place(wl, median_s, model, "measured"), place(wl, median_s, model, "spec")]
     if wire:
         out = [dataclasses.replace(p, flags=p.flags + (wire,)) for p in out]
-    base = nccl_baseline(profile, wl)
+    base = baseline or nccl_baseline(profile, wl)
     out[0] = with_cost(out[0], profile, model, collective_s=base.median_s if base else None, launch_s=launch_s)
     if reference is not None:
         ref_name, ref_s = reference

@@ -180,7 +180,14 @@ def from_dict(doc: dict[str, Any], where: str = "workload") -> Workload:
                     link_bytes={k: float(v) for k, v in links.items()},
                     message_bytes=_number(w, "message_bytes", where, True) if "message_bytes" in w else None,
                     ranks=_number(w, "ranks", where, True, positive=True) if "ranks" in w else 1,
-                    pattern=str(w.get("pattern", "")), source="user")
+                    pattern=str(w.get("pattern", "")), source="user",
+                    params={"dtype": _user_dtype(w["dtype"], where)} if "dtype" in w else {})
+
+
+def _user_dtype(value: Any, where: str) -> str:
+    if value not in FLOP_DTYPES:
+        raise WorkloadError(f"{where}.dtype: unknown data type {value!r} (one of {', '.join(FLOP_DTYPES)})")
+    return str(value)
 
 
 def load_toml(path: str | Path) -> Workload:
