@@ -140,7 +140,11 @@ def kernel_placements(name: str, median_s: float, counted_link_bytes: float | No
         nwl = collective(base.pattern, base.message_bytes, base.ranks)
         nwl = dataclasses.replace(nwl, name=f"NCCL {base.pattern} {base.message_bytes} B {base.dtype} x{base.ranks} "
                                             f"(profile, {base.how})")
-        out.append(place(nwl, base.median_s, model, "measured"))
+        from .collectives import dependent_steps
+
+        # NCCL's own time on the cost model: one launch (graph) and a signal per dependent hop
+        out.append(with_cost(place(nwl, base.median_s, model, "measured"), profile, model, "graph", 1,
+                             dependent_steps(base.pattern, base.ranks), "gpu"))
         notes.append(f"NCCL baseline: {base.pattern} of {base.message_bytes} B in {base.dtype} over {base.ranks} "
                      f"ranks, {base.how}")
     return out, notes

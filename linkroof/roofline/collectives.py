@@ -105,3 +105,21 @@ def actual_bytes(collective: str, nbytes: int, ranks: int, dtype: str) -> int:
     esize = int(dtype_bytes(dtype))
     send_n, recv_n = layout(collective, nbytes, ranks, esize)
     return (recv_n if canonical(collective) == "all_gather" else send_n) * esize
+
+
+# Dependent hops a collective needs at the least (ring / direct algorithms): each is a
+# message that must arrive before the next can leave, so each costs at least one
+# signal's flight between GPUs. All-reduce: reduce-scatter then all-gather, 2(n-1);
+# all-gather, reduce-scatter, broadcast and reduce pipelined along a ring, n-1;
+# all-to-all and send/recv, one (every peer written directly).
+_STEPS = {"all_reduce": lambda n: 2 * (n - 1), "all_gather": lambda n: n - 1, "reduce_scatter": lambda n: n - 1,
+          "broadcast": lambda n: n - 1, "reduce": lambda n: n - 1, "all_to_all": lambda n: 1,
+          "sendrecv": lambda n: 1}
+
+
+def dependent_steps(name: str, ranks: int) -> int:
+    """The number of dependent hops of `name` over `ranks` (the cost model's syncs)."""
+    c = canonical(name)
+    if c not in _STEPS:
+        raise CollectiveError(f"no step count for {name!r} (one of {', '.join(_STEPS)})")
+    return max(1, _STEPS[c](max(2, ranks)))

@@ -237,7 +237,10 @@ def with_cost(placement: Placement, profile: Profile, model: MachineModel | None
         return dataclasses.replace(placement, cost_notes=(f"cost model not computed: {e}",))
     parts = decompose(placement.measured_time_s, bound, collective_s, launch_s)
     notes = [f"{k}: {v}" for k, v in bound.how.items()] + list(bound.notes)
-    if parts[-1][1] < 0:
+    if bound.bound_s > placement.measured_time_s * 1.0001:
+        notes.append(f"faster than its cost-model bound ({bound.bound_s / placement.measured_time_s:.2f}x): check "
+                     "the workload's counts, its launch path and syncs, or the profile's terms")
+    elif parts[-1][1] < 0:
         notes.append("faster than the cost model's terms: check the workload's counts")
     return dataclasses.replace(placement, cost_bound_s=bound.bound_s, cost_terms_s=dict(bound.terms_s),
                                decomposition_s={name: v for name, v, _ in parts}, cost_notes=tuple(notes))
