@@ -441,3 +441,108 @@ def torch_issue_cost(device: int, rank: int, world: int, reps: int = 10, per_bat
                {"collective": "all_reduce", "bytes": 4, "ranks": world, "processes": world,
                 "calls_per_sample": per_batch, "timing": "host clock, back to back, until the GPU finished",
                 "path": "torch.distributed all_reduce (NCCL backend)", "rank_time": "this rank"})]
+
+
+# ------------------------------------------------------------- one-shot collectives
+
+
+def oneshot_collective(coll: str, nbytes: int, a: int = 0, b: int = 1, reps: int = 20,
+                       threads: int = 1024) -> list[Measurement]:
+    """A small collective between GPUs `a` and `b` done in one kernel of one block each
+    (`oneshot_exchange`: LL-style 8-byte slots of value + epoch, one 64-bit store each),
+    fp32 in nccl-tests' sizes and layouts: what a hand-written kernel achieves where NCCL
+    is latency-bound. Broadcast and reduce send a one-slot acknowledgement back (the flow
+    control buffer reuse needs). Timed as NCCL's device time is: `reps` calls captured in
+    a CUDA graph per GPU, the replays behind the gate. Checked against the exact sums."""
+    from ..roofline.collectives import layout
+    from .nccl import _value
+
+    cupy = cp()
+    set_peer_access(a, b, True)
+    set_peer_access(b, a, True)
+    n_send, n_recv = layout(coll, nbytes, 2, 4)
+    if min(n_send, n_recv) < 1 or nbytes % 4:
+        raise BenchError(f"{nbytes} bytes is too small for a one-shot {coll} of fp32 over 2 GPUs")
+    gpus = (a, b)
+    arrays: dict[int, dict[str, Any]] = {}
+    for r, g in enumerate(gpus):
+        with cupy.cuda.Device(g):
+            x = cupy.asarray(_value(np.arange(n_send, dtype=np.int64), r), dtype=cupy.float32)
+            arrays[g] = {"in": x, "out": cupy.full(n_recv, -1.0, dtype=cupy.float32), "scratch": cupy.zeros(1, cupy.float32),
+                         "epoch": cupy.zeros(1, dtype=cupy.uint32), "status": cupy.zeros(2, dtype=cupy.uint32)}
+    cap = max(n_send, n_recv, 1)
+    for g in gpus:
+        with cupy.cuda.Device(g):
+            arrays[g]["recv"] = cupy.zeros(2 * cap, dtype=cupy.uint64)
+    zero = np.uint64(0)
+
+    def ptr(x: Any, offset: int = 0) -> np.uint64:
+        return np.uint64(x.data.ptr + 4 * offset)
+
+    def args(r: int) -> tuple:
+        g, p = gpus[r], gpus[1 - r]
+        A, P = arrays[g], arrays[p]
+        half = n_recv if coll == "reduce_scatter" else n_send // 2
+        # (send ptr, count, recv count, base, out, self src, self dst, self count)
+        if coll == "all_reduce":
+            s = (ptr(A["in"]), n_send, n_recv, ptr(A["in"]), ptr(A["out"]), zero, zero, 0)
+        elif coll == "all_gather":
+            s = (ptr(A["in"]), n_send, n_send, zero, ptr(A["out"], (1 - r) * n_send), ptr(A["in"]),
+                 ptr(A["out"], r * n_send), n_send)
+        elif coll == "reduce_scatter":
+            s = (ptr(A["in"], (1 - r) * half), half, half, ptr(A["in"], r * half), ptr(A["out"]), zero, zero, 0)
+        elif coll == "all_to_all":
+            s = (ptr(A["in"], (1 - r) * half), half, half, zero, ptr(A["out"], (1 - r) * half), ptr(A["in"], r * half),
+                 ptr(A["out"], r * half), half)
+        elif coll == "sendrecv":
+            s = (ptr(A["in"]), n_send, n_recv, zero, ptr(A["out"]), zero, zero, 0)
+        elif coll == "broadcast":  # root 0 sends; the other acknowledges with one slot
+            s = ((ptr(A["in"]), n_send, 1, zero, ptr(A["scratch"]), ptr(A["in"]), ptr(A["out"]), n_send) if r == 0
+                 else (ptr(A["in"]), 1, n_recv, zero, ptr(A["out"]), zero, zero, 0))
+        elif coll == "reduce":  # rank 1 sends to root 0, which acknowledges
+            s = ((ptr(A["in"]), 1, n_recv, ptr(A["in"]), ptr(A["out"]), zero, zero, 0) if r == 0
+                 else (ptr(A["in"]), n_send, 1, zero, ptr(A["scratch"]), zero, zero, 0))
+        else:
+            raise BenchError(f"no one-shot form of {coll!r}")
+        send, count, rcount, base, out, ssrc, sdst, scount = s
+        return (send, np.uint32(count), ptr(P["recv"]), ptr(A["recv"]), np.uint32(rcount), base, out, ssrc, sdst,
+                np.uint32(scount), np.uint32(cap), A["epoch"], np.uint64(TIMEOUT_NS), A["status"])
+
+    launch_args = [args(0), args(1)]
+    streams = [stream(g, 0) for g in gpus]
+
+    def rep(ss: list[Any]) -> None:
+        for r, (g, s) in enumerate(zip(gpus, ss)):
+            launch(g, "oneshot_exchange", 1, threads, launch_args[r], stream=s, module="terms")
+
+    for _ in range(3):
+        rep(streams)
+    for s in streams:
+        s.synchronize()
+    graph_times, replay, destroy, gated = time_graph(list(gpus), streams, rep, reps, replays=10)
+    destroy()
+    for s in streams:
+        s.synchronize()
+    from .nccl import _expected
+
+    wrong = checked = 0
+    timed_out = False
+    for r, g in enumerate(gpus):
+        timed_out |= bool(int(arrays[g]["status"].get()[1]))
+        if (coll == "broadcast" and r == 0) or (coll == "reduce" and r == 1):
+            continue
+        got = arrays[g]["out"].get().astype(np.float64)
+        idx = np.arange(n_recv)
+        want = _expected(coll, r, 2, idx, n_recv, 1 - r if coll == "sendrecv" else None)
+        if coll == "broadcast":
+            want = _value(idx, 0)
+        wrong += int(np.count_nonzero(~np.isclose(got, want, rtol=1e-6, atol=0)))
+        checked += n_recv
+    ok = wrong == 0 and checked > 0 and not timed_out
+    per_call = [max(x, y) for x, y in zip(*graph_times)]  # the slower GPU, replay by replay
+    return [_m("oneshot_collective", "oneshot", coll, gpus, per_call, ok,
+               ("timed out waiting for the peer; " if timed_out else "")
+               + f"#wrong {wrong} of {checked} result elements", {
+                   "dtype": "fp32", "threads": threads, "blocks": 1, "protocol": "LL (value + epoch per 8 bytes)",
+                   "timing": "graph replay" + ("" if gated else ", ungated"), "calls_per_replay": reps},
+               nbytes=nbytes, convention="nccl-tests' size (algbw = size / time)")]

@@ -237,3 +237,43 @@ extern "C" __global__ void check_sum_f32(const float* p, u64 n, u32 a, u32 b, u3
         if (p[i] != want) atomicAdd(n_bad, 1ull);
     }
 }
+
+// ------------------------------------------------- one-shot collectives (two GPUs)
+
+// One call of a small collective between two GPUs in one kernel of one block, the way
+// NCCL's LL protocol moves small messages: every 8-byte slot carries a 4-byte value and
+// the call's epoch, written with one 64-bit store, so the receiver sees the value and its
+// flag together and needs no fence. The epoch comes from a per-GPU counter that each call
+// advances (graph replays need no new arguments); two receive buffers alternate by
+// epoch parity, so a call only overwrites the buffer its peer finished two calls ago.
+// Per call: copy `self_count` own values (self_src -> self_dst); send `send_count`
+// values to the peer; receive `recv_count` values into out[i] = (base ? base[i] : 0) +
+// received[i]. status[1] = 1 when a value did not arrive in time.
+extern "C" __global__ void oneshot_exchange(const float* send, u32 send_count, u64* peer_recv, const u64* my_recv,
+                                            u32 recv_count, const float* base, float* out, const float* self_src,
+                                            float* self_dst, u32 self_count, u32 cap, u32* epoch_counter,
+                                            u64 timeout_ns, u32* status) {
+    __shared__ u32 epoch;
+    if (threadIdx.x == 0) epoch = *(volatile u32*)epoch_counter + 1;
+    __syncthreads();
+    const u32 e = epoch;
+    u64* to = peer_recv + (u64)(e & 1) * cap;
+    const u64* from = my_recv + (u64)(e & 1) * cap;
+    for (u32 i = threadIdx.x; i < send_count; i += blockDim.x) {
+        const u64 v = ((u64)e << 32) | (u64)__float_as_uint(send[i]);
+        asm volatile("st.volatile.global.u64 [%0], %1;" :: "l"(to + i), "l"(v) : "memory");
+    }
+    for (u32 i = threadIdx.x; i < self_count; i += blockDim.x) self_dst[i] = self_src[i];
+    const u64 start = now_ns();
+    for (u32 i = threadIdx.x; i < recv_count; i += blockDim.x) {
+        u64 v;
+        while (true) {
+            asm volatile("ld.volatile.global.u64 %0, [%1];" : "=l"(v) : "l"(from + i) : "memory");
+            if ((u32)(v >> 32) == e) break;
+            if (now_ns() - start > timeout_ns) { status[1] = 1; break; }
+        }
+        out[i] = (base ? base[i] : 0.f) + __uint_as_float((u32)v);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) *(volatile u32*)epoch_counter = e;
+}
