@@ -16,7 +16,7 @@ from ..roofline.collectives import COLLECTIVES, NO_IN_PLACE
 from ..schema import Skipped, Topology, known
 
 FAMILIES = ("host", "local", "peer_ce", "peer_sm", "peer_tma", "reduce", "concurrency", "latency", "launch", "sync",
-            "sweep", "compute", "overlap", "nccl", "multicast")
+            "sweep", "compute", "overlap", "nccl", "oneshot", "multicast")
 SUITES = ("quick", "default", "full")
 
 MiB = 1 << 20
@@ -311,6 +311,14 @@ def make_plan(topo: Topology, suite: str = "default", gpus: Iterable[int] | None
         for coll, size, ip, dt in grid:
             add("nccl", f"NCCL {coll} {size} B {dt}{' in-place' if ip else ''}", nccl.collective_timings, gpus=usable,
                 coll=coll, nbytes=size, in_place=ip, reps=20, dtype=dt)
+
+    # one-shot collectives on the first pair: what a hand-written kernel achieves where NCCL is
+    # latency-bound (full suite)
+    if suite == "full" and first_pair and len(usable) == 2:
+        a, b = first_pair[0]
+        for coll in COLLECTIVES:
+            for size in (8, 64, 512, 4096, 32768):
+                add("oneshot", f"one-shot {coll} {size} B", terms.oneshot_collective, coll=coll, nbytes=size, a=a, b=b)
 
     # 8. message-size sweeps per mechanism, on the first pair (last: the longest family)
     if suite != "quick" and first_pair:

@@ -107,14 +107,13 @@ def actual_bytes(collective: str, nbytes: int, ranks: int, dtype: str) -> int:
     return (recv_n if canonical(collective) == "all_gather" else send_n) * esize
 
 
-# Dependent hops a collective needs at the least (ring / direct algorithms): each is a
-# message that must arrive before the next can leave, so each costs at least one
-# signal's flight between GPUs. All-reduce: reduce-scatter then all-gather, 2(n-1);
-# all-gather, reduce-scatter, broadcast and reduce pipelined along a ring, n-1;
-# all-to-all and send/recv, one (every peer written directly).
-_STEPS = {"all_reduce": lambda n: 2 * (n - 1), "all_gather": lambda n: n - 1, "reduce_scatter": lambda n: n - 1,
-          "broadcast": lambda n: n - 1, "reduce": lambda n: n - 1, "all_to_all": lambda n: 1,
-          "sendrecv": lambda n: 1}
+# Dependent hops a collective needs at the least. Over NVSwitch (or any full mesh)
+# every rank can write every peer directly, so one hop carries any collective: a
+# one-shot kernel (benchmarks/oneshot_floor.py) did each of the seven on 2xH200 in
+# 2.2-2.4 us at 8 B. Ring algorithms take more hops (all-reduce 2(n-1)) but a bound
+# counts the fewest; the bytes on the wire stay the ring's, also the fewest.
+_STEPS = {c: (lambda n: 1) for c in ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce",
+                                      "all_to_all", "sendrecv")}
 
 
 def dependent_steps(name: str, ranks: int) -> int:
