@@ -4,6 +4,7 @@ half-written. A fuzz test mutates profile JSON through `runs import` and the
 dashboard's upload."""
 
 import errno
+import copy
 import json
 import sqlite3
 from pathlib import Path
@@ -174,8 +175,8 @@ def _mutate(doc, mutations):
             parent = parent[k]
         if op == "delete" and isinstance(parent, dict):
             del parent[path[-1]]
-        else:
-            parent[path[-1]] = value
+        else:  # a copy: the same leaf set twice must not end up inside itself (a cycle, not a document)
+            parent[path[-1]] = copy.deepcopy(value)
     return doc
 
 

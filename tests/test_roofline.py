@@ -77,8 +77,12 @@ def test_model_from_reference(model, ref):
     ce = model.find("link:nvlink", "measured", "ce")
     assert 393.8 * GB <= ce.value <= 450 * GB
     assert {r.mechanism for r in model.roofs if r.resource == "link:nvlink" and r.kind == "measured"} >= {"ce", "sm", "tma"}
-    flagged = [r for r in model.roofs if r.flags]  # the reference's read-only HBM: GPU0 3.93, GPU1 4.51 TB/s
+    flagged = [r for r in model.roofs if any("identical GPUs" in f for f in r.flags)]  # read-only HBM: 3.93 / 4.51
     assert [(r.resource, r.mechanism) for r in flagged] == [("hbm", "read-only kernel")]
+    hot = {(r.resource, r.mechanism) for r in model.roofs if any("measured while GPU" in f for f in r.flags)}
+    assert ("compute:bf16", "gemm") in hot  # the reference's GEMMs ran at the power cap: the roofs say so
+    assert all(not any("throttled" in w for w in m.warnings) for m in ref.measurements
+               if m.spec.name == "local_read_bandwidth") and ("hbm", "read-only kernel") not in hot
     assert "identical GPUs differ by 15%" in flagged[0].flags[0]
     gpu0_read = max(m.bandwidth_bytes_per_s for m in ref.measurements
                     if m.spec.pattern == "local_read" and m.spec.devices == (0,))

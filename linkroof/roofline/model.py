@@ -308,11 +308,19 @@ def _measured_roofs(topo: Topology, measurements: tuple[Measurement, ...], hosts
         gpus = per_gpu.get((resource, mech), {})
         out.append(Roof(resource, "measured", value, mech,
                         f"best verified: {m.spec.name}{dtype}{size} on GPU {','.join(map(str, m.spec.devices))} "
-                        f"({m.source}{how})", _asymmetry(topo, gpus), tuple(sorted(gpus.items()))))
+                        f"({m.source}{how})", _asymmetry(topo, gpus) + _throttled(m), tuple(sorted(gpus.items()))))
     return out
 
 
 ASYMMETRY = 0.05  # identical GPUs whose figures differ by more than this are flagged
+
+
+def _throttled(m: Measurement) -> tuple[str, ...]:
+    """A roof taken from a figure measured while its GPU was throttled says so: it may
+    sit below what the GPU gives when cool (a power cap under a full GEMM is the chip's
+    own limit; a thermal or clock cap is the machine's)."""
+    hot = [w for w in m.warnings if "throttled" in w]
+    return (f"measured while {'; '.join(hot)}: the roof may be below the GPU's unthrottled figure",) if hot else ()
 
 
 def _asymmetry(topo: Topology, per_gpu: dict[int, float]) -> tuple[str, ...]:
