@@ -306,10 +306,6 @@ def _time_and_check(nccl: Any, parts: list[_Participant], reps: int, host_launch
 
     group_start, group_end = nccl.groupStart, nccl.groupEnd
 
-    def checked() -> tuple[int, int]:
-        results = [p.check() for p in parts]
-        return sum(w for w, _ in results), sum(c for _, c in results)
-
     ops = 2 * parts[0].n if parts[0].coll == "all_to_all" else 2
     devices = [p.dev for p in parts]
     streams = [stream(d, 0) for d in devices]
@@ -326,14 +322,7 @@ def _time_and_check(nccl: Any, parts: list[_Participant], reps: int, host_launch
         graph_times, replay, destroy, graph_gated = time_graph(devices, streams, rep, reps,
                                                                 replays=_samples(gated_times, reps, 0.1, 5, 15))
         try:
-            for p in parts:  # what the graph computes, checked: from fresh inputs, one replay
-                _sync(p.dev)
-                p.reset()
-                _sync(p.dev)
-            replay()
-            for s in streams:
-                s.synchronize()
-            g_wrong, g_count = checked()
+            g_wrong, g_count = _checked_run(parts, lambda _: replay())  # what the graph computes, checked
         finally:
             destroy()
         medians = [_median(slowest_per_repetition(gated_times)), _median(slowest_per_repetition(graph_times))]
@@ -371,16 +360,16 @@ def _sync(device: int) -> None:
 
 
 def _checked_run(parts: list[_Participant], rep: Any) -> tuple[int, int]:
-    """After the timed repetitions: reset every input, run the collective once, check:
-    (wrong, checked) over every participant."""
-    cupy = cp()
+    """After the timed repetitions: reset every input, run the collective once (`rep`:
+    one grouped call, or one replay of its graph), check: (wrong, checked) over every
+    participant."""
     for p in parts:
-        cupy.cuda.Device(p.dev).synchronize()
+        _sync(p.dev)
         p.reset()
-        cupy.cuda.Device(p.dev).synchronize()
+        _sync(p.dev)
     rep([stream(p.dev, 0) for p in parts])
     for p in parts:
-        cupy.cuda.Device(p.dev).synchronize()
+        _sync(p.dev)
     results = [p.check() for p in parts]
     return sum(w for w, _ in results), sum(c for _, c in results)
 
