@@ -215,3 +215,31 @@ def test_every_page_works_on_an_imported_profile(browser, tmp_path, tool, sample
             page.close()
     finally:
         stop()
+
+
+def test_roofline_page_draws_the_decomposition(browser, tmp_path):
+    """A profile holding a decomposed placement: the Roofline page draws the stacked bars
+    (one segment per term, the cost bound marked) with no console error."""
+    import dataclasses
+
+    from linkroof.roofline import workload as W
+    from linkroof.roofline.cost import with_cost
+    from linkroof.roofline.model import MachineModel
+    from linkroof.roofline.place import place
+
+    ref = bundled_profile()
+    model = MachineModel.from_profile(ref)
+    placed = with_cost(place(W.collective("all_reduce", 2 << 20, 2), 92e-6, model), ref, model, "nccl",
+                       collective_s=28e-6, launch_s=45e-6)
+    prof = dataclasses.replace(ref, id="decomposed", label="decomposed", placements=(placed,))
+    base, stop = _serve(A.create_app(str(tmp_path / "s.sqlite"), prof))
+    try:
+        page, errors = open_page(browser, base + "/roofline")
+        page.wait_for_selector("#decomposition-graph .js-plotly-plot", timeout=20000)
+        names = page.evaluate("document.querySelector('#decomposition-graph .js-plotly-plot').data.map(t => t.name)")
+        assert {"launch", "collective", "unexplained", "cost-model bound"} <= set(names), names
+        page.screenshot(path=str(shots_dir(tmp_path) / "roofline-decomposition.png"), full_page=True)
+        assert not errors, errors
+        page.close()
+    finally:
+        stop()
