@@ -206,8 +206,8 @@ def run(ctx: click.Context, as_json: bool, no_save: bool, label: str | None, no_
                    "mechanism.")
 @click.option("--gpus", metavar="LIST", help="GPUs to use, e.g. 0,1 (default: all).")
 @click.option("--only", metavar="FAMILIES",
-              help="Comma-separated families: host, local, peer_ce, peer_sm, peer_tma, concurrency, latency, sweep, "
-                   "compute, nccl, multicast.")
+              help="Comma-separated families: host, local, peer_ce, peer_sm, peer_tma, reduce, concurrency, "
+                   "latency, launch, sync, sweep, compute, overlap, nccl, oneshot, multicast.")
 @click.option("--sizes", metavar="RANGE", help="Message sizes of the sweeps and collectives, e.g. 4K:1G (x4 steps), "
               "8:1G:2 (x2 steps, like nccl-tests -b 8 -e 1G -f 2) or 64K,1M.")
 @click.option("--reps", type=click.IntRange(1, 1000), help="Repetitions per figure (default: by suite).")
@@ -228,8 +228,10 @@ def bench(ctx: click.Context, suite: str, gpus: str | None, only: str | None, si
           allow_multicast: bool, as_json: bool, out: str | None, no_save: bool, label: str, show_plan: bool,
           replay: str | None, rank_timeout: float, cpu_standin: bool) -> None:
     """Measure every path of this machine by every mechanism: host links, local HBM, peer
-    copies (copy engine, SM, TMA), concurrency, latency, size sweeps, compute peaks,
-    NCCL collectives.
+    copies (copy engine, SM, TMA), reductions into peer memory, concurrency, latency,
+    size sweeps, compute peaks, NCCL collectives (device time and time with the host's
+    launch), and the cost model's terms (launch, sync, GEMM beside communication,
+    one-shot collectives).
 
     Figures are GPU times from CUDA events, queued behind a spin kernel so Python's
     enqueue cost never reaches them; every transfer and collective result is verified.

@@ -279,3 +279,12 @@ def test_runs_show_collectives(tmp_path):
     runner.invoke(cli, ["--store", store, "runs", "import", str(tmp_path / "p.json")])
     res = runner.invoke(cli, ["--store", store, "runs", "show", probe_only.id, "--collectives"])
     assert res.exit_code == 1 and "holds no collectives" in res.output
+
+
+def test_bench_help_names_every_family():
+    from linkroof.profiler.plan import FAMILIES
+
+    res = CliRunner().invoke(cli, ["bench", "--help"], terminal_width=200)
+    assert res.exit_code == 0
+    text = " ".join(res.output.split())
+    assert all(f in text for f in FAMILIES), [f for f in FAMILIES if f not in text]
