@@ -282,3 +282,19 @@ def test_roofline_page_shows_the_decomposition_and_the_cost_terms(app):
     assert marker.x[0] == pytest.approx(placed.cost_bound_s * 1e6)
     bare = A.cost_terms_table(dataclasses.replace(ref, measurements=ref.measurements[:3]))
     assert "--only launch,sync" in text_of(bare)
+
+
+def test_report_carries_the_decomposition():
+    import dataclasses
+
+    from linkroof.roofline import workload as W
+    from linkroof.roofline.cost import with_cost
+    from linkroof.roofline.model import MachineModel
+    from linkroof.roofline.place import place
+
+    ref = bundled_profile()
+    model = MachineModel.from_profile(ref)
+    placed = with_cost(place(W.collective("all_reduce", 2 << 20, 2), 92e-6, model), ref, model, "nccl")
+    titles = [t for t, _ in R.report_figures(dataclasses.replace(ref, placements=(placed,)))]
+    assert "Where the measured time went" in titles
+    assert "Where the measured time went" not in [t for t, _ in R.report_figures(ref)]  # no placements, no bars

@@ -29,6 +29,8 @@ def report_figures(profile: Profile) -> list[tuple[str, Any]]:
             ("Bandwidth roofline", F.bandwidth_roofline_figure(model, list(profile.placements)))]
     if profile.placements:
         figs.append(("Speed of light", F.speed_of_light_figure(list(profile.placements))))
+    if any(p.decomposition_s for p in profile.placements):
+        figs.append(("Where the measured time went", F.decomposition_figure(list(profile.placements))))
     fits = profile_fits(profile)
     if fits:
         figs.append(("Latency + bandwidth fits", F.fits_figure(fits)))
