@@ -23,7 +23,7 @@ from ..schema import BenchSpec, Measurement
 from .buffers import DeviceBuffer, new_seed
 from .copies import Transfer, _enqueue
 from .cuda import BenchError, cp, compute_capability, kernel, launch, set_peer_access, sm_count
-from .timing import GateTimeout, Lane, _flag, stream, time_graph, time_kernel, time_lanes
+from .timing import GateTimeout, Lane, hold, stream, time_graph, time_kernel, time_lanes
 
 PER_OP = "seconds per operation (no bytes counted)"
 PER_ROUND = "seconds per round (no bytes counted)"
@@ -65,17 +65,8 @@ def launch_costs(gpu: int, reps: int = 10, per_batch: int = 100) -> list[Measure
         for _ in range(3):
             one(s)
         s.synchronize()
-        flag = _flag()  # the host's issue cost: launches held behind the gate, so none waits for the GPU
-        for _ in range(reps):
-            flag.reset()
-            launch(gpu, "spin_wait", 1, 1, (cupy.uint64(flag.flag_ptr), cupy.uint64(TIMEOUT_NS),
-                                             cupy.uint64(flag.timeout_ptr)), stream=s)
-            t0 = time.perf_counter()
-            for _ in range(per_batch):
-                one(s)
-            issue.append((time.perf_counter() - t0) / per_batch)
-            flag.release()
-            s.synchronize()
+        for _ in range(reps):  # the host's issue cost: launches held behind the gate, so none waits for the GPU
+            issue.append(_issue_time([gpu], [s], lambda: one(s), per_batch))
         for _ in range(reps):
             t0 = time.perf_counter()
             for _ in range(per_batch // 10):
@@ -96,6 +87,22 @@ def launch_costs(gpu: int, reps: int = 10, per_batch: int = 100) -> list[Measure
     ]
 
 
+def _issue_time(devices: list[int], streams: list[Any], issue: Any, calls: int) -> float:
+    """Host seconds per `issue()` while the gate holds every stream (nothing waits for
+    the GPU), then the gate opens and the work runs."""
+    flag = hold(devices, streams)
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        issue()
+    seconds = (time.perf_counter() - t0) / calls
+    flag.release()
+    for s in streams:
+        s.synchronize()
+    if flag.timed_out:
+        raise BenchError("the gate timed out while the calls were issued behind it")
+    return seconds
+
+
 def nccl_issue_cost(gpus: list[int], coll: str = "all_reduce", nbytes: int = 8, reps: int = 10,
                     per_batch: int = 50) -> list[Measurement]:
     """NCCL's per-call host cost through CuPy, one process issuing the grouped call of
@@ -104,7 +111,6 @@ def nccl_issue_cost(gpus: list[int], coll: str = "all_reduce", nbytes: int = 8, 
     loop calling a no-op in place of each NCCL call)."""
     from . import nccl as N
 
-    cupy = cp()
     nc = N.nccl_module()
     key = tuple(gpus)
     if key not in N._COMMS:
@@ -134,26 +140,13 @@ def nccl_issue_cost(gpus: list[int], coll: str = "all_reduce", nbytes: int = 8, 
         issue()
     for s in streams:
         s.synchronize()
-    flag = _flag()
     host, interp = [], []
     for _ in range(reps):
-        flag.reset()
-        for d, s in zip(gpus, streams):
-            launch(d, "spin_wait", 1, 1, (cupy.uint64(flag.flag_ptr), cupy.uint64(TIMEOUT_NS),
-                                           cupy.uint64(flag.timeout_ptr)), stream=s)
-        t0 = time.perf_counter()
-        for _ in range(per_batch):
-            issue()
-        host.append((time.perf_counter() - t0) / per_batch)
-        flag.release()
-        for s in streams:
-            s.synchronize()
+        host.append(_issue_time(gpus, streams, issue, per_batch))
         t0 = time.perf_counter()
         for _ in range(per_batch):
             python_only()
         interp.append((time.perf_counter() - t0) / per_batch)
-    if flag.timed_out:
-        raise BenchError("the gate timed out while NCCL calls were issued behind it")
     wrong, checked = N._checked_run(parts, lambda ss: issue())
     ok = wrong == 0 and checked > 0
     how = f"#wrong {wrong} of {checked} sampled result elements after the issued calls"

@@ -96,6 +96,19 @@ def time_grouped(devices: list[int], enqueue_rep: Callable[[list[Any]], None], r
                             ops_per_rep=ops_per_rep, settle=settle, gated=gated)
 
 
+def hold(devices: list[int], streams: list[Any]) -> HostFlag:
+    """Close the gate: a kernel spinning on the host flag (reset here) on every stream;
+    what is queued behind it waits until `flag.release()`."""
+    cupy = cp()
+    flag = _flag()
+    flag.reset()
+    for d, s in zip(devices, streams):
+        with cupy.cuda.Device(d):
+            launch(d, "spin_wait", 1, 1, (cupy.uint64(flag.flag_ptr), cupy.uint64(int(SPIN_TIMEOUT_S * 1e9)),
+                                          cupy.uint64(flag.timeout_ptr)), stream=s)
+    return flag
+
+
 def time_repetitions(devices: list[int], streams: list[Any], enqueue_rep: Callable[[list[Any]], None], reps: int,
                      warmup: int = 2, ops_per_rep: int = 1, settle: int = 0, gated: bool = True) -> list[list[float]]:
     """The one gate protocol. `enqueue_rep(streams)` queues one repetition on every
@@ -117,12 +130,8 @@ def time_repetitions(devices: list[int], streams: list[Any], enqueue_rep: Callab
     flag = _flag()
     while done < reps:
         batch = min(per_gate, reps - done)
-        flag.reset()
         if gated:
-            for d, s in zip(devices, streams):
-                with cupy.cuda.Device(d):
-                    launch(d, "spin_wait", 1, 1, (cupy.uint64(flag.flag_ptr), cupy.uint64(int(SPIN_TIMEOUT_S * 1e9)),
-                                                  cupy.uint64(flag.timeout_ptr)), stream=s)
+            hold(devices, streams)
         for _ in range(settle):  # untimed, right after the release
             enqueue_rep(streams)
         # gated: events e0 e1 ... (repetition r from e_r to e_r+1); ungated: pairs (s_r, e_r)

@@ -53,23 +53,24 @@ def _figure(profile: Profile, key: tuple[str, str, str, str]) -> Measurement | N
     return min(cands, key=lambda m: m.median_s) if cands else None
 
 
+def _term(profile: Profile, table: dict[str, tuple[str, str, str, str]], key: str, what: str,
+          family: str) -> tuple[float, str]:
+    if key not in table:
+        raise CostError(f"unknown {what} {key!r} (one of {', '.join(table)})")
+    m = _figure(profile, table[key])
+    if m is None:
+        raise CostError(f"this profile has no {key} {family} figure (linkroof bench --only {family} measures it)")
+    return m.median_s, table[key][3]
+
+
 def launch_cost(profile: Profile, path: str) -> tuple[float, str]:
     """Seconds per launch on `path` and what the figure is."""
-    if path not in LAUNCH_PATHS:
-        raise CostError(f"unknown launch path {path!r} (one of {', '.join(LAUNCH_PATHS)})")
-    m = _figure(profile, LAUNCH_PATHS[path])
-    if m is None:
-        raise CostError(f"this profile has no {path} launch figure (linkroof bench --only launch measures it)")
-    return m.median_s, LAUNCH_PATHS[path][3]
+    return _term(profile, LAUNCH_PATHS, path, "launch path", "launch")
 
 
 def sync_cost(profile: Profile, kind: str) -> tuple[float, str]:
-    if kind not in SYNC_KINDS:
-        raise CostError(f"unknown sync kind {kind!r} (one of {', '.join(SYNC_KINDS)})")
-    m = _figure(profile, SYNC_KINDS[kind])
-    if m is None:
-        raise CostError(f"this profile has no {kind} sync figure (linkroof bench --only sync measures it)")
-    return m.median_s, SYNC_KINDS[kind][3]
+    """Seconds per sync of `kind` and what the figure is."""
+    return _term(profile, SYNC_KINDS, kind, "sync kind", "sync")
 
 
 def link_fits(profile: Profile, link: str) -> list[Fit]:
