@@ -373,15 +373,19 @@ def sm_sweep_figure(profile) -> go.Figure:
     mechanism, with the fewest blocks reaching 90 % of each one's peak marked."""
     from ..roofline.summaries import saturation
 
+    import plotly.colors
+
+    palette = plotly.colors.qualitative.Plotly
     fig = go.Figure()
-    for row in saturation(profile):
+    for i, row in enumerate(saturation(profile)):
         key = f"{row['mechanism']} {row['pattern']}"
+        color = palette[i % len(palette)]  # the star in its line's colour
         xs = list(row["points"])
         fig.add_trace(go.Scatter(x=xs, y=[gbps(v) for v in row["points"].values()], mode="lines+markers", name=key,
-                                 legendgroup=key))
+                                 legendgroup=key, line={"color": color}, marker={"color": color}))
         need = row["blocks_needed"]
         fig.add_trace(go.Scatter(x=[need], y=[gbps(row["points"][need])], mode="markers", showlegend=False,
-                                 legendgroup=key, marker={"symbol": "star", "size": 12},
+                                 legendgroup=key, marker={"symbol": "star", "size": 12, "color": color},
                                  hovertext=f"{key}: {need} blocks reach {row['share']:.0%} of its peak "
                                            f"{_gb(row['peak'])}", hoverinfo="text"))
     fig.update_xaxes(type="log", title="blocks (thread blocks of the kernel)")
