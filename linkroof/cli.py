@@ -365,19 +365,49 @@ def _load_profile(ctx: click.Context, which: str | None) -> Any:
     return profile
 
 
+def _probe_here() -> Any:
+    """This machine's topology, or None where no GPU can be probed."""
+    from .errors import NoGpuError
+    from .profiler import probe as probe_mod
+
+    try:
+        return probe_mod.probe()
+    except NoGpuError:
+        return None
+
+
+def _placement_profile(ctx: click.Context, which: str | None, force: bool, workload: Any = None) -> tuple[Any, Any]:
+    """The profile a workload is placed against, and this machine's topology (None
+    without a GPU): the one named (refused if it describes another machine, unless
+    forced), else the newest profile of this machine holding the ceilings the workload
+    needs (said which, and why)."""
+    if which is not None:
+        profile = _load_profile(ctx, which)
+        return profile, _same_machine(profile, force)
+    from .profiler.session import pick_profile
+
+    here = _probe_here()
+    profile, why = pick_profile(ctx.obj.get("store"), here, workload)
+    _say_profile(profile, why)
+    if here is None:
+        click.echo("No GPU here: cannot check that this profile describes the machine the time came from.", err=True)
+    return profile, here
+
+
+def _say_profile(profile: Any, why: str = "") -> None:
+    click.echo(f"Using profile {profile.id} ({profile.label or 'no label'}, {profile.created_at[:19]}, "
+               f"{', '.join(profile.hostnames)})" + (f": {why}" if why else "") + ".", err=True)
+
+
 def _same_machine(profile: Any, force: bool) -> Any:
     """Say which profile places the workload, and refuse one measured on another machine
     (GPU model, count, active NVLinks) unless forced. Returns this machine's topology,
     or None where no GPU can be probed (then nothing can be checked, and it says so)."""
-    from .errors import NoGpuError
-    from .profiler import probe as probe_mod
     from .roofline.summaries import machine_differences
 
-    click.echo(f"Using profile {profile.id} ({profile.label or 'no label'}, {profile.created_at[:19]}, "
-               f"{', '.join(profile.hostnames)}).", err=True)
-    try:
-        here = probe_mod.probe()
-    except NoGpuError:
+    _say_profile(profile)
+    here = _probe_here()
+    if here is None:
         click.echo("No GPU here: cannot check that this profile describes the machine the time came from.", err=True)
         return None
     diffs = machine_differences(profile.topology, here)
@@ -427,8 +457,6 @@ def roofline(ctx: click.Context, which: str | None, workload: str | None, time_:
 
     if (workload is None) != (time_ is None):
         raise click.UsageError("--workload and --time go together")
-    profile = _load_profile(ctx, which)
-    model = MachineModel.from_profile(profile)
     placements = []
     if workload:
         try:
@@ -438,7 +466,11 @@ def roofline(ctx: click.Context, which: str | None, workload: str | None, time_:
         if not seconds > 0:
             raise click.BadParameter(f"{time_!r}: a measured time must be more than zero", param_hint="--time")
         wl = load_toml(workload)
-        _same_machine(profile, force)
+        profile, _ = _placement_profile(ctx, which, force, wl)
+    else:
+        profile = _load_profile(ctx, which)
+    model = MachineModel.from_profile(profile)
+    if workload:
         from .roofline.baseline import nccl_baseline
         from .roofline.cost import with_cost
 
@@ -576,8 +608,9 @@ def compare(ctx: click.Context, kernel: str, inputs: str, reference: str | None,
 
     from .profiler.compare import run_compare
 
-    profile = _load_profile(ctx, which)
-    here = _same_machine(profile, force)
+    from .roofline.workload import load_toml
+
+    profile, here = _placement_profile(ctx, which, force, load_toml(workload) if workload else None)
     out = run_compare(kernel, inputs, reference, workload, profile, reps, warmup, rtol, atol, not no_counters,
                       topology=here, gated=gated)
     if out.result is None:

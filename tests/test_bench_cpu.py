@@ -154,7 +154,8 @@ def test_runner_keeps_going_and_keeps_results(monkeypatch):
     res = runner.run_plan(plan, states=lambda: (throttled,))
     assert len(res.measurements) == 2 and len(res.skipped) == 1
     assert "MemoryError" in res.skipped[0].reason
-    assert all("GPU0 throttled: sw_power_cap" in x.warnings for x in res.measurements)
+    assert all(any(w.startswith("GPU0 throttled: sw_power_cap (one reading after") for w in x.warnings)
+               for x in res.measurements)
     assert not res.interrupted and len(res.item_seconds) == 3
     from linkroof.profiler.environment import collect_environment
 
@@ -294,8 +295,26 @@ def test_throttling_marks_only_the_throttled_gpus_figures():
     hot1 = (GpuState(0, 1980, 3201, 500.0, 60, True, True, ()),
             GpuState(1, 1600, 3201, 700.0, 80, True, True, ("sw_power_cap",)))
     res = runner.run_plan(plan_of(lambda: [gpu0], lambda: [gpu1]), states=lambda: hot1)
-    assert res.measurements[0].warnings == () and res.measurements[1].warnings == ("GPU1 throttled: sw_power_cap",)
-    assert res.notes == ["local: GPU1 throttled: sw_power_cap"]
+    snapshot = "GPU1 throttled: sw_power_cap (one reading after the benchmark: this driver has no throttle counters)"
+    assert res.measurements[0].warnings == () and res.measurements[1].warnings == (snapshot,)
+    assert res.notes == [f"local: {snapshot}"]
+
+
+def test_throttle_counters_mark_a_benchmark_throttled_while_it_ran_not_after():
+    """NVML's throttle counters (ns so far) read around each benchmark: one that was
+    power-capped while it ran is marked with how long, whatever the reasons read after
+    it say; one that ran cool is not marked although the reasons read after it show a
+    cap (the next benchmark's load, or a moment's)."""
+    gpu0 = factories.measurement("gemm_throughput", "compute", "gemm", (0,), 0, flops=1e12, dtype="fp16")
+    reads = iter([{0: {"sw_power_cap": 1e9}}, {0: {"sw_power_cap": 1.25e9}},   # first: 250 ms capped
+                  {0: {"sw_power_cap": 1.25e9}}, {0: {"sw_power_cap": 1.25e9}}])  # second: none
+    capped_after = (GpuState(0, 1600, 3201, 700.0, 80, True, True, ("sw_power_cap",)),)
+    res = runner.run_plan(plan_of(lambda: [gpu0], lambda: [gpu0]), states=lambda: capped_after,
+                          throttle=lambda: next(reads))
+    first, second = res.measurements
+    assert len(first.warnings) == 1 and first.warnings[0].startswith(
+        "GPU0 throttled during the benchmark: sw_power_cap 250.0 ms of ")
+    assert second.warnings == ()
 
 
 def test_simultaneous_window_counts_the_slowest_lane_not_rates_by_index():

@@ -9,7 +9,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from ..roofline.model import MachineModel
+from ..roofline.model import LINK_NAMES, MachineModel
 from ..schema import Placement, known
 from ..units import format_flops as _tf
 from ..units import format_rate as _gb
@@ -21,7 +21,6 @@ DASH = {"spec": "dash", "derived": "dot", "measured": "solid"}
 
 DTYPE_COLORS = {"fp64": "#1f77b4", "fp32": "#ff7f0e", "tf32": "#8c564b", "fp16": "#2ca02c", "bf16": "#d62728",
                 "fp8": "#9467bd", "int8": "#7f7f7f", "fp4": "#e377c2"}
-LINK_NAMES = {"nvlink": "NVLink", "pcie_peer": "PCIe peer", "host": "host link", "network": "network"}
 
 
 def _decades(lo: float, hi: float, fmt: Any) -> dict[str, Any]:

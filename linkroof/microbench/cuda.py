@@ -13,7 +13,7 @@ from typing import Any
 from ..errors import LinkroofError
 
 TEMPLATES = ("copy_v4<1>", "copy_v4<4>", "copy_v4<8>", "copy_v4<12>", "copy_v4_l2pf<8>",
-             "read_v4<4>", "read_v4<8>",
+             "read_v4<1>", "read_v4<2>", "read_v4<4>", "read_v4<8>", "read_v4<16>",
              "tma_copy<2>", "tma_copy<3>", "tma_copy<4>")
 # Kernel sources and their template instances: linkroof.cu (copies, latency, compute),
 # terms.cu (launch, synchronisation, signals, reductions).

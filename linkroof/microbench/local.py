@@ -25,12 +25,15 @@ READ = "bytes read (each byte of the buffer once)"
 WRITTEN = "bytes written (each byte of the buffer once)"
 
 
-def read_only(gpu: int, nbytes: int, reps: int, unroll: int = 8) -> list[Measurement]:
+def read_only(gpu: int, nbytes: int, reps: int, unroll: int = 8, blocks: int | None = None,
+              threads: int = 512) -> list[Measurement]:
+    """Every 16-byte word of an `nbytes` buffer read once (`unroll` loads in flight per
+    thread; 4 blocks per SM unless `blocks`), checked by the XOR of what was read."""
     cupy = cp()
     buf = DeviceBuffer(gpu, nbytes)
     seed = new_seed()
     buf.fill(seed)
-    blocks, threads = sm_count(gpu) * 4, 512
+    blocks = blocks or sm_count(gpu) * 4
     with cupy.cuda.Device(gpu):
         out = cupy.zeros(1, dtype=cupy.uint32)
 

@@ -25,7 +25,7 @@ def plan_for(suite: str = "default", gpus: Iterable[int] | None = None, only: It
 
 def run(plan: Plan, topology: Topology, label: str = "", progress: bool = True) -> Profile:
     from ..microbench.cuda import cp
-    from .environment import collect_environment, gpu_states
+    from .environment import collect_environment, gpu_states, throttle_counters
     from .recording import live_source
     from .runner import cuda_versions, run_plan, run_profile
 
@@ -35,12 +35,16 @@ def run(plan: Plan, topology: Topology, label: str = "", progress: bool = True) 
         def states() -> Any:
             return gpu_states(source.nvml, len(topology.gpus))
 
+        def counters() -> Any:
+            return throttle_counters(source.nvml, len(topology.gpus))
+
         import dataclasses
 
         env = dataclasses.replace(collect_environment(source.nvml, 0), **cuda_versions())
         reporter = _ProgressBar() if progress else None
         try:
-            result = run_plan(plan, states=states, progress=reporter.update if reporter else None)
+            result = run_plan(plan, states=states, progress=reporter.update if reporter else None,
+                              throttle=counters)
         finally:
             if reporter:
                 reporter.close()

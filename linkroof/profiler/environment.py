@@ -67,6 +67,37 @@ def gpu_states(nvml: q.Nvml, count: int) -> tuple[GpuState, ...]:
     return tuple(out)
 
 
+# NVML field values that count, in nanoseconds since the driver loaded, how long the
+# clocks were held down for each reason (nvml.h: NVML_FI_DEV_PERF_POLICY_POWER and
+# _THERMAL, NVML_FI_DEV_CLOCKS_EVENT_REASON_*). Read before and after a benchmark they
+# say whether it was throttled while it ran, which one reading of the reasons cannot.
+THROTTLE_COUNTERS = (("sw_power_cap", 74), ("thermal", 75), ("sw_thermal_slowdown", 269),
+                     ("hw_thermal_slowdown", 270), ("hw_power_brake_slowdown", 271))
+SNAPSHOT = "one reading after the benchmark: this driver has no throttle counters"
+
+
+def throttle_counters(nvml: q.Nvml, count: int) -> dict[int, dict[str, float]]:
+    """{GPU: {reason: nanoseconds throttled so far}} for the counters this driver has."""
+    out: dict[int, dict[str, float]] = {}
+    for d in range(count):
+        got = {name: nvml.get("field", d, fid, 0) for name, fid in THROTTLE_COUNTERS}
+        out[d] = {k: float(v) for k, v in got.items() if known(v) and isinstance(v, (int, float))}
+    return out
+
+
+def throttled_during(before: dict[int, dict[str, float]], after: dict[int, dict[str, float]],
+                     seconds: float) -> dict[int, str]:
+    """{GPU: warning} for GPUs whose throttle counters grew between two reads taken
+    around a benchmark of `seconds`, naming each reason and for how long."""
+    out = {}
+    for g, now in after.items():
+        grew = {k: (v - before[g][k]) * 1e-9 for k, v in now.items() if k in before.get(g, {}) and v > before[g][k]}
+        if grew:
+            each = ", ".join(f"{k} {t * 1e3:.1f} ms" for k, t in sorted(grew.items()))
+            out[g] = f"GPU{g} throttled during the benchmark: {each} of {seconds:.2f} s"
+    return out
+
+
 def throttled(states: tuple[GpuState, ...]) -> list[str]:
     """Warnings for GPUs whose clocks were held down by power or heat."""
     return list(throttled_by_gpu(states).values())
@@ -79,7 +110,7 @@ def throttled_by_gpu(states: tuple[GpuState, ...]) -> dict[int, str]:
         if known(s.throttle_reasons):
             bad = sorted(THROTTLING.intersection(s.throttle_reasons))
             if bad:
-                out[s.index] = f"GPU{s.index} throttled: {', '.join(bad)}"
+                out[s.index] = f"GPU{s.index} throttled: {', '.join(bad)} ({SNAPSHOT})"
     return out
 
 

@@ -38,7 +38,9 @@ class LaunchContext:
 
     @property
     def distributed(self) -> bool:
-        return self.world > 1
+        """Ranks to coordinate: several, or one under torchrun (whose environment always
+        sets up a process group, which the user's torch.distributed code expects)."""
+        return self.world > 1 or self.kind == "torchrun"
 
 
 def _first_int(env: dict[str, str], names: tuple[str, ...]) -> int | None:
@@ -199,6 +201,6 @@ def connect(ctx: LaunchContext | None = None) -> Comm:
     ctx = ctx or detect()
     if ctx.kind == "mpi" and ctx.world > 1:
         return MpiComm(ctx)
-    if ctx.kind == "torchrun" and ctx.world > 1:
+    if ctx.kind == "torchrun":
         return TorchComm(ctx)
     return SingleComm(ctx)

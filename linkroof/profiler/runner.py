@@ -14,7 +14,7 @@ from ..microbench.buffers import release_pinned
 from ..microbench.cuda import BenchError, free_memory
 from ..roofline.checks import flag_above_spec
 from ..schema import Environment, GpuState, Measurement, Profile, Skipped, Topology, Unknown
-from .environment import throttled_by_gpu
+from .environment import throttled_by_gpu, throttled_during
 from .nvml import cuda_version_text
 from .plan import Plan, PlannedBench
 from .session import make_profile
@@ -45,12 +45,16 @@ def _reason(e: BaseException) -> str:
 
 
 def run_plan(plan: Plan, states: Callable[[], tuple[GpuState, ...]] | None = None,
-             progress: Callable[[int, int, str], None] | None = None) -> RunResult:
-    """Run every planned benchmark. `states` reads GPU clocks/power (NVML) for the
-    throttling check; `progress(done, total, title)` is called before each one."""
+             progress: Callable[[int, int, str], None] | None = None,
+             throttle: Callable[[], dict[int, dict[str, float]]] | None = None) -> RunResult:
+    """Run every planned benchmark. `throttle` reads NVML's throttle counters (before
+    and after each benchmark: throttled while it ran); for GPUs without them, `states`
+    reads the clock-event reasons once after it. `progress(done, total, title)` is
+    called before each one."""
     res = RunResult(skipped=list(plan.skipped))
     t0 = time.perf_counter()
     read_states = states or (lambda: ())
+    read_counters = throttle or (lambda: {})
     res.states_before = read_states()
     by_family: dict[str, list[PlannedBench]] = {}
     for item in plan.items:
@@ -63,11 +67,15 @@ def run_plan(plan: Plan, states: Callable[[], tuple[GpuState, ...]] | None = Non
                 if progress:
                     progress(done, len(plan.items), item.title)
                 t_item = time.perf_counter()
+                counted = read_counters()
                 try:
                     got = item.fn(**item.kwargs)
                     got = got if isinstance(got, list) else [got]
-                    # clocks read right after this benchmark: a GPU's throttling marks only its own figures
-                    hot = throttled_by_gpu(read_states())
+                    # a GPU's throttling marks only its own figures: counted while the benchmark ran, or
+                    # (no counters on this driver) the reasons read right after it
+                    after = read_counters()
+                    hot = {g: w for g, w in throttled_by_gpu(read_states()).items() if not after.get(g)}
+                    hot.update(throttled_during(counted, after, time.perf_counter() - t_item))
                     family_warnings.update(hot)
                     res.measurements.extend(
                         dataclasses.replace(m, warnings=m.warnings + tuple(hot[g] for g in sorted(hot)

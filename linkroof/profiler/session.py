@@ -10,7 +10,7 @@ import secrets
 from collections.abc import Sequence
 
 from ..errors import NoGpuError
-from ..schema import Environment, Measurement, Profile, Skipped, Topology
+from ..schema import Environment, Measurement, Profile, Skipped, Topology, Workload
 from .environment import collect_environment
 from .recording import live_source
 from .probe import probe_source
@@ -88,3 +88,47 @@ def resolve_profile(which: str | None, store_path: str | None = None) -> tuple[P
     if latest is None or not latest.measurements:
         return bundled_profile(), f"No measured profile in the store; using the bundled {REFERENCE} reference."
     return latest, None
+
+
+def pick_profile(store_path: str | None, here: Topology | None, workload: Workload | None = None,
+                 scan: int = 200) -> tuple[Profile, str]:
+    """The profile to place a workload against when the user names none: the newest
+    stored profile of this machine (same GPU model, count and active NVLinks; any, where
+    no GPU can be probed) that holds every ceiling the workload needs, else the bundled
+    reference when it qualifies. The second value says which was taken and why; a
+    LinkroofError names the missing ceilings and the commands that measure them when no
+    profile qualifies."""
+    from ..errors import LinkroofError
+    from ..roofline.model import MachineModel
+    from ..roofline.summaries import machine_differences
+    from ..store import Store
+
+    def lacks(p: Profile) -> list[str]:
+        if not p.measurements:
+            return ["no measurements"]
+        return MachineModel.from_profile(p).missing_for(workload) if workload is not None else []
+
+    skipped: list[str] = []
+    with Store(store_path) as store:
+        rows = store.list(limit=scan)
+        for row in rows:
+            try:
+                p = store.get(row["id"])
+            except LinkroofError:
+                continue  # a damaged profile is no candidate
+            if here is not None and machine_differences(p.topology, here):
+                continue
+            missing = lacks(p)
+            if not missing:
+                why = (f" (newer profiles of this machine lack: {'; '.join(skipped[:3])})" if skipped else "")
+                return p, f"the newest profile of this machine with the ceilings this workload needs{why}"
+            skipped.append(f"{p.id}: {', '.join(missing)}")
+    reference = bundled_profile()
+    if (here is None or not machine_differences(reference.topology, here)) and not lacks(reference):
+        return reference, ("no stored profile of this machine holds the ceilings this workload needs"
+                           if skipped else "no profile of this machine in the store") + f"; using the bundled {REFERENCE} reference"
+    if skipped:
+        raise LinkroofError("no stored profile of this machine holds the ceilings this workload needs: "
+                            + "; ".join(skipped[:5]) + ". Measure them, or choose a profile with --profile")
+    raise LinkroofError("no profile of this machine in the store: measure it with `linkroof bench`, or choose a "
+                        "profile with --profile (and --force to place against another machine's)")

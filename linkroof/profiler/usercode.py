@@ -70,13 +70,26 @@ def call(fn: Callable[..., Any], args: Any) -> Any:
 
 
 def to_numpy(x: Any) -> Any:
+    """An output as a NumPy array to compare with the reference's. Data types NumPy has
+    no arithmetic for (torch's bfloat16 and float8 types; CuPy arrays of ml_dtypes'
+    bfloat16 / float8, which NumPy sees as opaque) are widened to float32, which holds
+    every one of their values exactly."""
     import numpy as np
 
     if hasattr(x, "detach"):  # torch
-        return x.detach().cpu().numpy()
-    if hasattr(x, "get"):  # cupy
-        return x.get()
-    return np.asarray(x)
+        t = x.detach()
+        name = str(t.dtype).replace("torch.", "")
+        if name == "bfloat16" or name.startswith("float8") or name.startswith("float4"):
+            t = t.float()
+        return t.cpu().numpy()
+    a = x.get() if hasattr(x, "get") else np.asarray(x)  # cupy, or anything array-like
+    if a.dtype.kind not in "biufcM" and a.dtype.kind != "m":  # ml_dtypes' bfloat16 / float8: kind 'V'
+        try:
+            a = a.astype(np.float32)
+        except (TypeError, ValueError):
+            raise CompareError(f"cannot compare outputs of data type {a.dtype}: NumPy cannot widen it to "
+                               "float32") from None
+    return a
 
 
 def framework_of(args: Any) -> str:

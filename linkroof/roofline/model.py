@@ -22,6 +22,15 @@ from .spec import GpuSpec, derived_flops, match_gpu
 LINK_CLASSES = ("nvlink", "pcie_peer", "host", "network")
 
 
+# What measures each ceiling: named wherever a view or a placement finds one missing
+MEASURED_BY = {"compute": "linkroof bench --only compute measures it", "hbm": "linkroof bench --only local measures it",
+               "nvlink": "linkroof bench --only peer_ce,sweep measures it (two GPUs joined by NVLink)",
+               "pcie_peer": "linkroof bench --only peer_ce measures it (two GPUs on PCIe)",
+               "host": "linkroof bench --only host measures it",
+               "network": "linkroof bench --only nccl under a launcher over several hosts measures it"}
+LINK_NAMES = {"nvlink": "NVLink", "pcie_peer": "PCIe peer", "host": "host link", "network": "network"}
+
+
 @dataclass(frozen=True)
 class Roof:
     resource: str  # "compute:fp16", "hbm", "link:nvlink", "link:pcie_peer", "link:host", "link:network"
@@ -124,6 +133,22 @@ class MachineModel:
                 return best.at(message_bytes), f"{best.mechanism} at {message_bytes} B ({best.pattern} points)"
         roof = self.find(f"link:{link}", kind, mechanism if kind == "measured" else None)
         return (roof.value, f"{roof.kind} {roof.mechanism} {roof.basis}".strip()) if roof else None
+
+    def missing_for(self, workload: Any, kind: str = "measured") -> list[str]:
+        """The ceilings a workload needs that this model lacks, each with the command
+        that measures it: FLOPs need the data type's compute roof, HBM bytes the HBM roof,
+        link bytes the roof of their link class."""
+        out = []
+        for dtype, flops in workload.flops.items():
+            if flops and self.compute(dtype, kind) is None:
+                out.append(f"no {kind} {dtype} compute ceiling ({MEASURED_BY['compute']})")
+        if workload.hbm_bytes and self.hbm(kind) is None:
+            out.append(f"no {kind} HBM ceiling ({MEASURED_BY['hbm']})")
+        for link, nbytes in workload.link_bytes.items():
+            if nbytes and self.link(link, kind, None, workload.message_bytes) is None:
+                out.append(f"no {kind} {LINK_NAMES.get(link, link)} ceiling "
+                           f"({MEASURED_BY.get(link, 'linkroof bench measures it')})")
+        return out
 
     def ridge_points(self, kind: str = "measured") -> list[tuple[str, str, float]]:
         """(data type, memory or link, FLOP per byte) where compute and bandwidth meet."""

@@ -52,7 +52,9 @@ def place(workload: Workload, measured_time_s: float, model: MachineModel, kind:
             continue
         terms[f"link:{link}"] = nbytes / got[0]
     if not terms:
-        raise PlacementError(f"workload {workload.name!r}: nothing to bound (no FLOPs, bytes or known ceilings)")
+        missing = model.missing_for(workload, kind)
+        raise PlacementError(f"workload {workload.name!r}: nothing to bound: " + (
+            "; ".join(missing) if missing else "it gives no FLOPs and no bytes"))
     if not measured_time_s > 0:
         raise PlacementError("measured time must be positive")
     limiter = max(terms, key=terms.get)
