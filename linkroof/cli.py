@@ -523,10 +523,11 @@ def roofline(ctx: click.Context, which: str | None, workload: str | None, time_:
 @click.option("--size", required=True, metavar="SIZE", help="Message size, e.g. 64K.")
 @click.option("--pattern", default="p2p_write", show_default=True,
               help="p2p_write, p2p_read (or a collective name when NCCL sweeps are in the profile).")
+@click.option("--dtype", help="Collectives: only this data type (fp32, bf16, fp16, ...; default: one row each).")
 @click.option("--profile", "which", metavar="ID|FILE|reference", help=PROFILE_HELP)
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_context
-def advise(ctx: click.Context, size: str, pattern: str, which: str | None, as_json: bool) -> None:
+def advise(ctx: click.Context, size: str, pattern: str, dtype: str | None, which: str | None, as_json: bool) -> None:
     """Which mechanism moves a message of this size fastest on this machine, by how
     much, with how many blocks, and where each reaches 50 % / 90 % of its peak."""
     from .roofline.advise import advise as run_advise
@@ -538,7 +539,7 @@ def advise(ctx: click.Context, size: str, pattern: str, which: str | None, as_js
         raise click.BadParameter(str(e), param_hint="--size") from None
     if nbytes <= 0:
         raise click.BadParameter(f"{size!r}: a message size must be at least 1 byte", param_hint="--size")
-    advice = run_advise(_load_profile(ctx, which), nbytes, pattern)
+    advice = run_advise(_load_profile(ctx, which), nbytes, pattern, dtype=dtype)
     if as_json:
         import dataclasses
         import json

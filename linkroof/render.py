@@ -261,8 +261,9 @@ def advice_view(advice: Any) -> Group:
     for col in ("Mechanism", "Link", "At this size", "Time per message", "Peak", "50% of peak at", "90% of peak at",
                 "Blocks for 95%"):
         t.add_column(col)
-    for m in sorted(advice.mechanisms, key=lambda m: -m.bandwidth_bytes_per_s):
-        t.add_row(m.mechanism, m.link, format_value(m.bandwidth_bytes_per_s, "B/s"), format_time(m.time_s),
+    for m in sorted(advice.mechanisms, key=lambda m: m.time_s):
+        bw = format_value(m.bandwidth_bytes_per_s, "B/s") + (" (bus)" if m.dtype else "")
+        t.add_row(m.mechanism, m.link, bw, format_time(m.time_s),
                   format_rate(m.peak_bytes_per_s),
                   format_size(m.size_50) if m.size_50 else "-", format_size(m.size_90) if m.size_90 else "-",
                   str(m.blocks_needed) if m.blocks_needed else "-")
@@ -270,6 +271,10 @@ def advice_view(advice: Any) -> Group:
     if advice.fastest is not None:
         margin = f", {advice.margin:.2f}x the next" if advice.margin else ""
         parts.append(Text(f"Fastest: {advice.fastest.mechanism}{margin}.", style="bold"))
+    if any(m.dtype for m in advice.mechanisms):
+        parts.append(Text("A collective's time is its measured time at this size (nccl-tests' size convention), "
+                          "interpolated between measured sizes where needed; its bandwidth is the bus bandwidth of "
+                          "that time.", style="dim"))
     parts += [Text(n, style="yellow") for n in advice.notes]
     return Group(*parts)
 

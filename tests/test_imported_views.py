@@ -48,7 +48,7 @@ def test_every_command_works_on_an_import(tmp_path, name):
         coll = {"nt_allgather.txt": "all_gather", "nt_alltoall.txt": "all_to_all",
                 "nt_sendrecv.txt": "sendrecv"}.get(name, "all_reduce")
         advice = json.loads(ok("advise", "--size", "1M", "--pattern", coll, "--json").stdout)
-        assert advice["fastest"] == "nccl"
+        assert advice["fastest"] == "nccl fp32"
         assert any(r["resource"] == "link:nvlink" and r["mechanism"] == "nccl" and "nccl-tests" in r["basis"]
                    for r in roofs)
     else:

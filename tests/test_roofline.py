@@ -224,7 +224,11 @@ def test_advise(ref):
     big = advise(ref, 1 << 30, "p2p_write")
     assert big.fastest.mechanism == "ce"
     coll = advise(ref, 1 << 20, "all_reduce")  # the reference has NCCL's sweep
-    assert [m.mechanism for m in coll.mechanisms] == ["nccl"] and coll.fastest.size_50 < coll.fastest.size_90
+    assert sorted(m.mechanism for m in coll.mechanisms) == ["nccl bf16", "nccl fp16", "nccl fp32"]
+    assert coll.fastest.size_50 < coll.fastest.size_90
+    # one data type asked for: its row alone, its time the profile's own at this size
+    fp32 = advise(ref, 1 << 20, "all_reduce", dtype="float")
+    assert [m.mechanism for m in fp32.mechanisms] == ["nccl fp32"] and fp32.mechanisms[0].dtype == "fp32"
     none = advise(ref, 1 << 20, "one_to_all")
     assert not none.mechanisms and "no message-size sweep" in none.notes[0]
 

@@ -331,7 +331,11 @@ def topology_figure(topo, profile=None) -> go.Figure:
 
 def pair_matrix_figure(profile, pattern: str = "p2p_write", mechanism: str = "ce", relative: bool = False) -> go.Figure:
     """Heatmap of the best bandwidth per ordered pair (source row, destination column),
-    absolute (GB/s) or as % of the pair's spec ceiling."""
+    absolute (GB/s) or as % of the pair's spec (its data rate: roofline.model.spec_basis,
+    as every other "% of spec"). The colour scale runs from 0 to the spec (100 %), or to
+    the largest figure where no spec is known: equal figures get equal colours."""
+    from ..roofline.model import percent_of_spec, spec_basis
+
     topo = profile.topology
     n = len(topo.gpus)
     z = [[None] * n for _ in range(n)]
@@ -343,8 +347,7 @@ def pair_matrix_figure(profile, pattern: str = "p2p_write", mechanism: str = "ce
                 bw = m.bandwidth_bytes_per_s
                 if relative:
                     try:
-                        c = topo.ceiling(f"pair{min(a, b)}-{max(a, b)}")
-                        bw = 100 * bw / c.bytes_per_s if known(c.bytes_per_s) else None
+                        bw = percent_of_spec(bw, topo.ceiling(f"pair{min(a, b)}-{max(a, b)}"))
                     except KeyError:
                         bw = None
                 else:
@@ -352,11 +355,13 @@ def pair_matrix_figure(profile, pattern: str = "p2p_write", mechanism: str = "ce
                 if bw is not None and (z[a][b] is None or bw > z[a][b]):
                     z[a][b] = bw
     labels = [f"GPU{g.index}" for g in topo.gpus]
+    values = [v for row in z for v in row if v is not None]
     if relative:
         zmax = 100.0
     else:
-        pairs = [c.bytes_per_s for c in topo.ceilings if c.name.startswith("pair") and known(c.bytes_per_s)]
-        zmax = gbps(max(pairs)) if pairs else None
+        specs = [b[0] for c in topo.ceilings if c.name.startswith("pair") and (b := spec_basis(c))]
+        zmax = gbps(max(specs)) if specs else (max(values) if values else 1.0)
+    zmax = max([zmax] + values)
     fig = go.Figure(go.Heatmap(z=z, x=labels, y=labels, colorscale="Viridis", zmin=0, zmax=zmax,
                                texttemplate="%{z:.1f}" if n <= 16 else None,  # numbers in the cells
                                colorbar={"title": "% of spec" if relative else "GB/s"},

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import NoGpuError
 from ..roofline import links
+from ..roofline.spec import hbm_spec
 from ..schema import (Ceiling, Fabric, Gpu, Host, Mig, Nic, NumaNode, NvLink, Pair, Topology, Unknown,
                       known)
 from ..units import cpulist, format_rate, parse_cpulist
@@ -266,10 +267,9 @@ def _ceilings(gpus: list[Gpu], pairs: list[Pair], nics: tuple[Nic, ...], notes: 
             c = Ceiling(f"gpu{g.index}.pcie", "pcie", (g.index,), Unknown("PCIe generation or width unknown"))
         out.append(c)
         by_gpu[g.index, "pcie"] = c
-        if known(g.memory_bus_width_bits) and known(g.max_memory_clock_mhz):
-            hbm = links.hbm_bytes_per_s(g.memory_bus_width_bits, g.max_memory_clock_mhz)
-            out.append(Ceiling(f"gpu{g.index}.hbm", "hbm", (g.index,), hbm, "spec", hbm,
-                               f"{g.memory_bus_width_bits}-bit bus x {g.max_memory_clock_mhz} MHz x 2 (double data rate)"))
+        hbm = hbm_spec(g)  # the datasheet's figure where known: the one every view shows
+        if hbm is not None:
+            out.append(Ceiling(f"gpu{g.index}.hbm", "hbm", (g.index,), hbm[0], "spec", hbm[0], hbm[1]))
     for p in pairs:
         if p.a > p.b:
             continue

@@ -14,14 +14,16 @@ from .model import MachineModel, link_class
 
 @dataclass
 class MechanismAdvice:
-    mechanism: str  # with its variant where one exists: "ce (host_memory=pageable)"
+    mechanism: str  # with its variant where one exists: "ce (host_memory=pageable)", "nccl (dtype=bf16)"
     link: str
-    bandwidth_bytes_per_s: float  # at the asked size (interpolated between sweep points)
+    bandwidth_bytes_per_s: float  # at the asked size; a collective's bus bandwidth (from its time)
     peak_bytes_per_s: float
     size_50: int | None
     size_90: int | None
     blocks_needed: int | None = None  # SM/TMA: fewest blocks reaching 95 % of the block sweep's best
-    time_s: float = 0.0  # one message of the asked size at that bandwidth
+    time_s: float = 0.0  # one message of the asked size: a copy's size / bandwidth, a collective's own time
+    dtype: str = ""  # collectives: the data type of the figures
+    how: str = ""  # how the time was found (measured at this size, interpolated, ...)
 
 
 @dataclass
@@ -33,15 +35,17 @@ class Advice:
 
     @property
     def fastest(self) -> MechanismAdvice | None:
-        return max(self.mechanisms, key=lambda m: m.bandwidth_bytes_per_s) if self.mechanisms else None
+        """The least time for one message (a collective's bus bandwidth and a copy's
+        bandwidth count bytes differently; their times compare)."""
+        return min(self.mechanisms, key=lambda m: m.time_s) if self.mechanisms else None
 
     @property
     def margin(self) -> float | None:
-        """Fastest over the runner-up (1.25 = 25 % faster)."""
+        """The runner-up's time over the fastest's (1.25 = 25 % faster)."""
         if len(self.mechanisms) < 2:
             return None
-        a, b = sorted((m.bandwidth_bytes_per_s for m in self.mechanisms), reverse=True)[:2]
-        return a / b if b else None
+        a, b = sorted(m.time_s for m in self.mechanisms)[:2]
+        return b / a if a else None
 
 
 def _blocks_needed(profile: Profile, mechanism: str, pattern: str) -> int | None:
@@ -72,24 +76,47 @@ def _kernels(profile: Profile, mechanism: str, pattern: str, size: int) -> str |
     return f"{mechanism} at {format_size(m.spec.message_bytes)}: {described}, many messages back to back in one launch"
 
 
-def advise(profile: Profile, size: int, pattern: str, model: MachineModel | None = None) -> Advice:
+def advise(profile: Profile, size: int, pattern: str, model: MachineModel | None = None,
+           dtype: str | None = None) -> Advice:
+    """The mechanisms that move `size` bytes in `pattern` on this machine, fastest first.
+    A collective's time is the one `roofline --workload` and `compare` use (the profile's
+    NCCL figure at this size, measured or interpolated: baseline.nccl_baseline), its
+    bandwidth the bus bandwidth of that time; one row per data type (or only `dtype`)."""
+    from .baseline import nccl_baseline
+    from .collectives import busbw_factor, canonical, canonical_dtype
+    from ..schema import Workload
+
     if size <= 0:
         raise ValueError(f"a message size must be at least 1 byte, got {size}")
     model = model or MachineModel.from_profile(profile)
     out = Advice(size=size, pattern=pattern)
-    curves = [c for c in model.curves if c.pattern == pattern]
+    want = canonical_dtype(dtype) if dtype else None
+    curves = [c for c in model.curves if c.pattern == pattern
+              and (want is None or c.mechanism != "nccl" or dict(c.variant).get("dtype", "fp32") == want)]
     if not curves:
         have = sorted({c.pattern for c in model.curves})
-        out.notes.append(f"no message-size sweep for pattern {pattern!r} in this profile"
-                         + (f" (sweeps: {', '.join(have)})" if have else " (run linkroof bench with the sweep family)"))
+        out.notes.append(f"no message-size sweep for pattern {pattern!r}{f' in {want}' if want else ''} in this "
+                         "profile" + (f" (sweeps: {', '.join(have)})" if have
+                                      else " (run linkroof bench with the sweep family)"))
         return out
     for c in curves:
-        bw = c.at(size)
-        out.mechanisms.append(MechanismAdvice(
-            mechanism=c.label, link=c.link, bandwidth_bytes_per_s=bw, peak_bytes_per_s=c.peak(),
+        row = MechanismAdvice(
+            mechanism=c.label, link=c.link, bandwidth_bytes_per_s=c.at(size), peak_bytes_per_s=c.peak(),
             size_50=c.reaches(0.5), size_90=c.reaches(0.9),
-            blocks_needed=_blocks_needed(profile, c.mechanism, pattern) if c.mechanism in ("sm", "tma") else None,
-            time_s=size / bw if bw > 0 else float("inf")))
+            blocks_needed=_blocks_needed(profile, c.mechanism, pattern) if c.mechanism in ("sm", "tma") else None)
+        if c.mechanism == "nccl":
+            row.dtype = str(dict(c.variant).get("dtype", "fp32"))
+            base = nccl_baseline(profile, Workload(name=pattern, message_bytes=size, pattern=pattern,
+                                                   params={"dtype": row.dtype}))
+            if base is not None and base.dtype == row.dtype and base.median_s > 0:
+                row.time_s, row.how = base.median_s, base.how
+                ranks = base.ranks
+                row.bandwidth_bytes_per_s = size / base.median_s * busbw_factor(canonical(pattern), ranks)
+        if not row.time_s:
+            bw = row.bandwidth_bytes_per_s
+            row.time_s = size / bw if bw > 0 else float("inf")
+            row.how = "size / the bandwidth at this size (interpolated between the sweep's sizes)"
+        out.mechanisms.append(row)
     kernels = [k for k in (_kernels(profile, mech, pattern, size) for mech in sorted({c.mechanism for c in curves})
                            if mech in ("sm", "tma")) if k]
     if kernels:

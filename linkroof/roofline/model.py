@@ -48,7 +48,7 @@ class Roof:
 
 # Parameters that make two figures of one mechanism different things: never joined in
 # one curve (pinned and pageable host memory; peer access on or staged; gated or not)
-CURVE_VARIANTS = ("host_memory", "peer_access", "gated")
+CURVE_VARIANTS = ("host_memory", "peer_access", "gated", "dtype")  # a collective's data type: one curve each
 
 
 @dataclass
@@ -63,9 +63,10 @@ class Curve:
 
     @property
     def label(self) -> str:
-        """'ce', or 'ce (host_memory=pageable)'."""
-        extra = ", ".join(f"{k}={v}" for k, v in self.variant)
-        return f"{self.mechanism} ({extra})" if extra else self.mechanism
+        """'ce', 'ce (host_memory=pageable)', or a collective's 'nccl bf16'."""
+        extra = ", ".join(f"{k}={v}" for k, v in self.variant if k != "dtype")
+        name = " ".join([self.mechanism] + [str(v) for k, v in self.variant if k == "dtype"])
+        return f"{name} ({extra})" if extra else name
 
     def at(self, size: int) -> float:
         """Interpolated in log2(size); clamped at the ends."""
@@ -224,6 +225,23 @@ def _spec_roofs(topo: Topology, spec: GpuSpec | None) -> list[Roof]:
         c = max(nics, key=lambda x: x.bytes_per_s)
         out.append(Roof("link:network", "spec", c.bytes_per_s, "", f"{c.name}: {c.basis}"))
     return out
+
+
+def spec_basis(ceiling: Any) -> tuple[float, str] | None:
+    """The one basis every "% of spec" uses: a path's usable data rate (450 GB/s on
+    18 NVLink 4 links), else its line rate where no data rate is known; with its name."""
+    data, line = getattr(ceiling, "data_bytes_per_s", None), getattr(ceiling, "bytes_per_s", None)
+    if known(data) and isinstance(data, (int, float)) and data > 0:
+        return float(data), "data rate"
+    if known(line) and isinstance(line, (int, float)) and line > 0:
+        return float(line), "line rate"
+    return None
+
+
+def percent_of_spec(value: float, ceiling: Any) -> float | None:
+    """`value` as a percentage of the ceiling's spec_basis (None where it has none)."""
+    basis = spec_basis(ceiling)
+    return 100 * value / basis[0] if basis and value == value else None
 
 
 # The fastest PCIe link a GPU has (the highest generation in links.py, x16), per

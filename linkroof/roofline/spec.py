@@ -119,3 +119,22 @@ def derived_flops(gpu: Gpu, dtype: str) -> tuple[float, str] | None:
         return None
     value = gpu.sm_count * gpu.max_sm_clock_mhz * 1e6 * per_sm
     return value, f"derived: {gpu.sm_count} SMs x {gpu.max_sm_clock_mhz} MHz x {per_sm} FLOP/clock/SM"
+
+
+def hbm_spec(gpu: Gpu) -> tuple[float, str] | None:
+    """The one HBM spec of a GPU, wherever it is shown (probe's ceiling, the roofline's
+    spec roof, "% of spec"): the datasheet's figure where the GPU is in the table, else
+    bus width x memory clock x 2 (labelled derived); the other figure in the basis."""
+    from .links import hbm_bytes_per_s
+
+    derived = None
+    if known(gpu.memory_bus_width_bits) and known(gpu.max_memory_clock_mhz):
+        derived = hbm_bytes_per_s(gpu.memory_bus_width_bits, gpu.max_memory_clock_mhz)
+        how = f"{gpu.memory_bus_width_bits}-bit bus x {gpu.max_memory_clock_mhz} MHz x 2"
+    spec = match_gpu(gpu.name)
+    if spec is not None:
+        beside = f"; {how} gives {derived / 1e9:.1f} GB/s" if derived else ""
+        return spec.hbm_bytes_per_s, f"{spec.name} datasheet{beside}"
+    if derived:
+        return derived, f"derived: {how} (double data rate)"
+    return None
