@@ -893,15 +893,17 @@ def runs_diff(ctx: click.Context, profile_a: str, profile_b: str, noise: str, as
     except GateError as e:
         raise click.BadParameter(str(e), param_hint="--noise") from None
     a, b = _load_profile(ctx, profile_a), _load_profile(ctx, profile_b)
-    rows = compare_profiles(a, b, share)
+    result = compare_profiles(a, b, share)
     if as_json:
         import json
 
-        _echo_json(json.dumps({"a": a.id, "b": b.id, "changed": rows}, indent=1))
+        _echo_json(json.dumps({"a": a.id, "b": b.id, "compared": result.compared, "only_in_a": result.only_in_a,
+                               "only_in_b": result.only_in_b, "changed": result.changed,
+                               "verdict": result.verdict(a.id, b.id)}, indent=1))
         return
     from .render import diff_table
 
-    _console().print(diff_table(rows, a, b))
+    _console().print(diff_table(result, a, b))
 
 
 @runs.command("spread")

@@ -14,6 +14,14 @@ from .schema import Profile, Topology, Unknown, known
 from .units import format_bytes, format_flops, format_rate, format_size, format_time, format_value
 
 
+def clean(text: Any) -> str:
+    """A user-supplied string (an id, a label, a hostname) as plain text for the
+    terminal: control characters (ANSI / OSC escapes, NUL, newlines) shown as \\xNN,
+    never sent raw. Put it in a Text (not a markup string) so rich markup stays text."""
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}"
+                   for c in str(text))
+
+
 def _rate(x: Any, digits: int = 1) -> str:
     return show(x, lambda v: format_rate(v, digits))
 
@@ -293,16 +301,18 @@ def gate_table(report: Any, profile: Profile) -> Group:
     return Group(t, verdict)
 
 
-def diff_table(rows: list[dict[str, Any]], a: Profile, b: Profile) -> Group:
-    """`linkroof runs diff`: what changed beyond the noise."""
-    if not rows:
-        return Group(Text(f"No figure changed beyond the noise between {a.id} and {b.id}."))
-    t = Table(title=f"{a.id} -> {b.id}: {len(rows)} figures changed beyond the noise", title_justify="left")
-    for col in ("Figure", "Before", "After", "Change"):
+def diff_table(result: Any, a: Profile, b: Profile) -> Group:
+    """`linkroof runs diff`: what changed beyond the noise, out of how many compared."""
+    verdict = Text(clean(result.verdict(a.id, b.id)) + ".", style="yellow" if not result.compared else "")
+    if not result.changed:
+        return Group(verdict)
+    t = Table(title=f"{clean(a.id)} -> {clean(b.id)}", title_justify="left")
+    t.add_column("Figure", overflow="fold")
+    for col in ("Before", "After", "Change"):
         t.add_column(col)
-    for r in rows:
+    for r in result.changed:
         t.add_row(r["figure"], r["before"], r["after"], f"{r['change_percent']:+.2f} %")
-    return Group(t)
+    return Group(t, verdict)
 
 
 def collectives_tables(tables: dict[str, list[dict[str, Any]]]) -> Group:

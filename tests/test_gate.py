@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from linkroof.cli import cli
 from linkroof.profiler.session import bundled_profile
 from linkroof.roofline import gate
-from linkroof.roofline.summaries import compare_profiles
+from linkroof.roofline.summaries import compare_profiles, figures_by_key
 from linkroof.schema import dumps
 
 REF = bundled_profile()
@@ -87,9 +87,10 @@ def test_check_needs_something_to_hold_to(tmp_path):
 
 
 def test_runs_diff_itself_is_empty_and_order_does_not_matter(tmp_path):
-    assert compare_profiles(REF, REF) == []
+    same = compare_profiles(REF, REF)
+    assert same.changed == [] and same.compared == len(figures_by_key(REF)) and same.only_in_a == 0
     other = scaled(REF, 1.10, lambda m: m.spec.mechanism == "tma")
-    ab, ba = compare_profiles(REF, other), compare_profiles(other, REF)
+    ab, ba = compare_profiles(REF, other).changed, compare_profiles(other, REF).changed
     assert {r["figure"] for r in ab} == {r["figure"] for r in ba} and ab
     assert all(r["before"].endswith(("GB/s", "TFLOP/s", " ns", " us", " ms")) for r in ab)  # units, not raw bytes/s
     f = tmp_path / "o.json"
@@ -97,14 +98,33 @@ def test_runs_diff_itself_is_empty_and_order_does_not_matter(tmp_path):
     res = run(tmp_path, "runs", "diff", "reference", str(f))
     assert res.exit_code == 0 and "changed beyond the noise" in res.output and "+10.00 %" in res.output
     same = run(tmp_path, "runs", "diff", "reference", "reference")
-    assert "No figure changed" in same.output
+    assert "No figure changed" in same.output and f"({same_count(REF)} figures compared)" in same.output
 
 
-def test_runs_diff_matches_on_parameters():
-    """Two figures that differ only in a parameter (block count) are never compared."""
+def same_count(p):
+    return len(figures_by_key(p))
+
+
+def test_runs_diff_matches_on_parameters(tmp_path):
+    """Two figures that differ only in a parameter (block count) are never compared, and
+    then no view says "nothing changed": it says nothing was compared (CLI text and JSON,
+    the dashboard's Runs page)."""
     a = factories.profile([factories.measurement(blocks=132, times=(1e-3,) * 3)])
     b = factories.profile([factories.measurement(blocks=264, times=(2e-3,) * 3)])
-    assert compare_profiles(a, b) == []
+    result = compare_profiles(a, b)
+    assert result.changed == [] and result.compared == 0 and (result.only_in_a, result.only_in_b) == (1, 1)
+    fa, fb = tmp_path / "a.json", tmp_path / "b.json"
+    fa.write_text(dumps(a))
+    fb.write_text(dumps(b))
+    text = " ".join(run(tmp_path, "runs", "diff", str(fa), str(fb)).output.split())
+    assert "nothing was compared" in text and "No figure changed" not in text
+    doc = json.loads(run(tmp_path, "runs", "diff", str(fa), str(fb), "--json").output)
+    assert doc["compared"] == 0 and "nothing was compared" in doc["verdict"]
+    from linkroof.dashboard.app import Data, runs_diff
+
+    data = Data(str(tmp_path / "s.sqlite"), a)
+    page = str(runs_diff(str(fa), str(fb), data))
+    assert "nothing was compared" in page and "No figure changed" not in page
 
 
 def test_runs_spread_over_several_runs(tmp_path):

@@ -348,10 +348,14 @@ def runs_diff(a: str | None, b: str | None, data: Data) -> Any:
 
     if not a or not b:
         return ""
-    rows = compare_profiles(data.get(a), data.get(b))
-    if not rows:
-        return html.P("No figure changed beyond the noise.", id=Id.RUNS_DIFF_NONE.value)
-    return html.Div([html.P(f"{len(rows)} figures changed beyond the noise:"), _table(rows, Id.RUNS_DIFF_TABLE.value)])
+    pa, pb = data.get(a), data.get(b)
+    result = compare_profiles(pa, pb)
+    verdict = result.verdict(pa.id, pb.id) + "."
+    if not result.compared:
+        return _missing(verdict)
+    if not result.changed:
+        return html.P(verdict, id=Id.RUNS_DIFF_NONE.value)
+    return html.Div([html.P(verdict), _table(result.changed, Id.RUNS_DIFF_TABLE.value)])
 
 
 def upload(contents: str | None, filename: str | None, data: Data) -> Any:

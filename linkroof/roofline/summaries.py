@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..schema import Measurement, Profile, Topology, Unknown, known
@@ -163,13 +164,34 @@ def figures_by_key(profile: Profile, origin: bool = True,
     return out
 
 
-def compare_profiles(a: Profile, b: Profile, noise: float = 0.02) -> list[dict[str, Any]]:
+@dataclass
+class RunComparison:
+    """Two profiles figure by figure: how many figures both hold (`compared`), how many
+    only one does, and those that changed beyond the noise."""
+
+    compared: int
+    only_in_a: int
+    only_in_b: int
+    changed: list[dict[str, Any]] = field(default_factory=list)
+
+    def verdict(self, a_id: str, b_id: str) -> str:
+        """One sentence every view prints: nothing comparable is never 'nothing changed'."""
+        if not self.compared:
+            return (f"No figure of {a_id} has a counterpart in {b_id} (same benchmark, mechanism, pattern, GPUs, size "
+                    f"and parameters): nothing was compared ({self.only_in_a} and {self.only_in_b} figures of their own)")
+        if not self.changed:
+            return f"No figure changed beyond the noise between {a_id} and {b_id} ({self.compared} figures compared)"
+        return f"{len(self.changed)} of {self.compared} figures changed beyond the noise between {a_id} and {b_id}"
+
+
+def compare_profiles(a: Profile, b: Profile, noise: float = 0.02) -> RunComparison:
     """Figures present in both profiles (same spec key, parameters included) that
     changed beyond the noise: a change larger than `noise` and than three times either
     run's CV, judged on the log ratio so the verdict does not depend on the order."""
     left, right = figures_by_key(a), figures_by_key(b)
     rows = []
-    for k in sorted(set(left) & set(right), key=repr):
+    both = set(left) & set(right)
+    for k in sorted(both, key=repr):
         ma, mb = left[k], right[k]
         (va, unit), (vb, _) = ma.figure, mb.figure
         cvs = [m.cv for m in (ma, mb) if m.cv == m.cv]
@@ -181,7 +203,8 @@ def compare_profiles(a: Profile, b: Profile, noise: float = 0.02) -> list[dict[s
                                    + "".join(f" {p}={v}" for p, v in sorted(s.params.items())),
                          "before": format_value(va, unit), "after": format_value(vb, unit),
                          "change_percent": round(100 * (vb - va) / va, 2)})
-    return sorted(rows, key=lambda r: -abs(r["change_percent"]))
+    return RunComparison(len(both), len(set(left) - both), len(set(right) - both),
+                         sorted(rows, key=lambda r: -abs(r["change_percent"])))
 
 
 # ------------------------------------------------------------ collectives, nccl-tests style
