@@ -244,9 +244,9 @@ def placements_table(placements: list[Any]) -> Table:
         cost = format_time(p.cost_bound_s) if p.cost_bound_s else "-"
         frac = f"{p.fraction_of_cost_bound:.1%}" if p.cost_bound_s else "-"
         terms = p.cost_terms_s or p.terms_s
-        t.add_row(p.workload.name, p.ceilings_kind, format_time(p.measured_time_s), format_time(p.bound_time_s),
-                  p.limiter, f"{p.fraction_of_roofline:.1%}", cost, frac,
-                  ", ".join(f"{k} {format_time(v)}" for k, v in terms.items()), "; ".join(p.flags))
+        t.add_row(Text(clean(p.workload.name)), p.ceilings_kind, format_time(p.measured_time_s),
+                  format_time(p.bound_time_s), p.limiter, f"{p.fraction_of_roofline:.1%}", cost, frac,
+                  ", ".join(f"{k} {format_time(v)}" for k, v in terms.items()), Text("; ".join(p.verdicts)))
     return t
 
 
@@ -254,13 +254,17 @@ def decomposition_view(placements: list[Any]) -> Group:
     """Where each placed measured time went: the cost model's terms, additive, and how
     each was computed."""
     parts: list[Any] = []
+    said: set[str] = set()
     for p in placements:
         if p.decomposition_s:
             shown = [f"{k} {format_time(v)}" for k, v in p.decomposition_s.items() if v or k == "unexplained"]
             beside = [k for k, v in p.decomposition_s.items() if not v and k != "unexplained"]
-            parts.append(Text(f"{p.workload.name}: of {format_time(p.measured_time_s)}: " + ", ".join(shown)
+            parts.append(Text(f"{clean(p.workload.name)}: of {format_time(p.measured_time_s)}: " + ", ".join(shown)
                               + (f" ({', '.join(beside)} ran beside)" if beside else ""), style="bold"))
-        parts += [Text(f"  {n}", style="dim") for n in p.cost_notes]
+        for n in p.cost_notes:
+            if p.decomposition_s or n not in said:  # a profile's missing term: said once, not per placement
+                parts.append(Text(f"  {n}", style="dim"))
+                said.add(n)
     return Group(*parts)
 
 

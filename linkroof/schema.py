@@ -455,6 +455,25 @@ class Placement:
         return self.cost_bound_s / self.measured_time_s if self.cost_bound_s > 0 and self.measured_time_s > 0 \
             else math.nan
 
+    # A measured time below its bound by more than this share is flagged, wherever shown
+    BELOW_BOUND = 1e-4
+
+    @property
+    def below_cost_bound(self) -> bool:
+        return self.cost_bound_s > self.measured_time_s * (1 + self.BELOW_BOUND)
+
+    @property
+    def verdicts(self) -> tuple[str, ...]:
+        """Every flag of this placement, as every view shows it (CLI table and JSON, the
+        dashboard, the report): the bandwidth-only roofline's, then the cost model's (a
+        time below its bound, terms the profile lacks, a time below the model's terms)."""
+        out = list(self.flags)
+        if self.below_cost_bound:
+            out.append(f"faster than its cost-model bound ({self.cost_bound_s / self.measured_time_s:.2f}x): check "
+                       "the workload's counts, its launch path and syncs, or the profile's terms")
+        out += [n for n in self.cost_notes if n.startswith(("cost model not computed", "faster than the cost model"))]
+        return tuple(out)
+
 
 @dataclass(frozen=True)
 class Profile:
@@ -526,7 +545,9 @@ def to_dict(obj: Any) -> Any:
         if isinstance(obj, Measurement):
             out["derived"] = obj.derived()
         if isinstance(obj, Placement):
-            out["derived"] = {"fraction_of_roofline": _finite(obj.fraction_of_roofline)}
+            out["derived"] = {"fraction_of_roofline": _finite(obj.fraction_of_roofline),
+                              "fraction_of_cost_bound": _finite(obj.fraction_of_cost_bound),
+                              "below_cost_bound": obj.below_cost_bound, "verdicts": list(obj.verdicts)}
         return out
     if isinstance(obj, (list, tuple)):
         return [to_dict(v) for v in obj]

@@ -272,7 +272,7 @@ def page_roofline(data: Data, pid: str | None) -> Any:
              "fraction of roofline": f"{x.fraction_of_roofline:.1%}",
              "cost-model bound ms": round(x.cost_bound_s * 1e3, 4) if x.cost_bound_s else "",
              "fraction of cost bound": f"{x.fraction_of_cost_bound:.1%}" if x.cost_bound_s else "",
-             "flags": "; ".join(x.flags + x.cost_notes[-1:] if x.cost_bound_s == 0 else x.flags)} for x in placements]
+             "flags": "; ".join(x.verdicts)} for x in placements]
     try:
         roof = _graph(F.roofline_figure(model, placements), Id.ROOFLINE_GRAPH.value)
     except ValueError:

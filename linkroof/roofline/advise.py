@@ -125,4 +125,9 @@ def advise(profile: Profile, size: int, pattern: str, model: MachineModel | None
     sizes = sorted({s for c in curves for s, _ in c.points})
     if size < sizes[0] or size > sizes[-1]:
         out.notes.append(f"{size} B is outside the swept sizes ({sizes[0]}-{sizes[-1]} B): extrapolated")
+    else:
+        between = [c.label for c in curves if not c.swept(size) and c.mechanism != "nccl"]
+        if between:
+            out.notes.append(f"{format_size(size)} was not swept for {', '.join(between)}: their figures here are "
+                             "interpolated between the nearest swept sizes (an estimate, not a measurement)")
     return out

@@ -5,8 +5,10 @@
 T_launch is the launch path's cost (an empty kernel by CUDA-graph replay or back to back
 on a stream, CuPy's host issue cost, NCCL's host cost per grouped call); T_sync a
 barrier (within an SM, across SMs, or a signal to another GPU); T_comm is latency-aware:
-latency + bytes / bandwidth from the latency + bandwidth fits of the link's copy
-mechanisms (never from NCCL's own times, which are a baseline to place, not a bound).
+per message, the lower envelope of the times the link's copy mechanisms were measured
+to take at that size (never from NCCL's own times, which are a baseline to place, not a
+bound; never from a least-squares fit, which is central and overshoots some points).
+Every term is at or below what was measured, so no measured point sits below its bound.
 
 A measured time is decomposed into these terms, what NCCL itself took for a collective
 workload, and what none of them explains. The bandwidth-only roofline (place.py) stays
@@ -22,7 +24,6 @@ import dataclasses
 
 from ..schema import Measurement, Placement, Profile, Workload
 from ..units import format_rate, format_time
-from .fits import Fit, fit
 from .model import MachineModel, link_class
 
 # launch paths: (name, mechanism, pattern) of the measured figure, and what it is
@@ -73,42 +74,27 @@ def sync_cost(profile: Profile, kind: str) -> tuple[float, str]:
     return _term(profile, SYNC_KINDS, kind, "sync kind", "sync")
 
 
-def link_fits(profile: Profile, link: str) -> list[Fit]:
-    """Latency + bandwidth fits of the copy mechanisms' message-size sweeps over `link`
-    (one per mechanism and direction)."""
-    topo = profile.topology
-    groups: dict[str, dict[int, float]] = {}
-    for m in profile.measurements:
-        p = m.spec.params
-        if not (m.verified and p.get("sweep") and m.spec.mechanism in COPY_MECHANISMS and m.bytes_per_rep
-                and m.spec.pattern in ("p2p_read", "p2p_write")):
-            continue
-        if link_class(topo, m) != link:
-            continue
-        bw = m.bandwidth_bytes_per_s
-        if not bw > 0:
-            continue
-        pts = groups.setdefault(f"{m.spec.mechanism} {m.spec.pattern}", {})
-        t = m.spec.message_bytes / bw  # per message (a repetition may hold many)
-        pts[m.spec.message_bytes] = min(t, pts.get(m.spec.message_bytes, math.inf))
-    return [fit(name, list(pts.items())) for name, pts in sorted(groups.items()) if len(pts) >= 4]
-
-
-def comm_time(profile: Profile, link: str, nbytes: float, message_bytes: int | None) -> tuple[float, str] | None:
-    """The least time any copy mechanism needs to move `nbytes` over `link` in messages
-    of `message_bytes` (one message when unknown): per message, the fit's latency plus
-    its size over the fit's bandwidth at that size, messages back to back."""
-    msg = int(message_bytes or nbytes) or 1
+def comm_time(profile: Profile, link: str, nbytes: float, message_bytes: int | None,
+              model: MachineModel | None = None) -> tuple[float, str] | None:
+    """The least time any copy mechanism (copy engine, SM, TMA) was measured to need to
+    move `nbytes` over `link` in messages of `message_bytes` (one message when unknown):
+    per message, the lower envelope of that mechanism's measured times per message
+    (Curve.time_at: never above a time measured at that size, never below the bytes
+    over its peak), messages back to back. None where no copy was measured on the link.
+    A bound, not a fit: least-squares fits are central and overshoot some points."""
+    model = model or MachineModel.from_profile(profile)
+    msg = int(min(message_bytes or nbytes, nbytes)) or 1  # a collective's link moves its share, not its size
+    count = max(1.0, nbytes / msg)
     best: tuple[float, str] | None = None
-    for f in link_fits(profile, link):
-        if not f.segments:
+    for c in model.curves:
+        if c.link != link or c.mechanism not in COPY_MECHANISMS or c.pattern not in ("p2p_read", "p2p_write") \
+                or c.variant:
             continue
-        seg = next((s for s in f.segments if msg <= s.hi), f.segments[-1])
-        count = max(1.0, nbytes / msg)
-        t = count * seg.latency_s + nbytes / seg.bandwidth_bytes_per_s
+        t = count * c.time_at(msg)
         if best is None or t < best[0]:
-            best = (t, f"{f.name} fit at {msg} B messages: {format_time(seg.latency_s)} + bytes / "
-                       f"{format_rate(seg.bandwidth_bytes_per_s)} (worst fit error {f.worst_error:.1%})")
+            where = "at a swept size" if c.swept(msg) else "between swept sizes: the smaller size's time"
+            best = (t, f"{c.label} {c.pattern}: {format_time(c.time_at(msg))} per {msg} B message, the lower "
+                       f"envelope of its measured times ({where})" + (f", x {count:g} messages" if count > 1 else ""))
     return best
 
 
@@ -157,17 +143,17 @@ def cost_bound(workload: Workload, profile: Profile, model: MachineModel | None 
     for link, nbytes in workload.link_bytes.items():
         if not nbytes:
             continue
-        got = comm_time(profile, link, nbytes, workload.message_bytes)
+        got = comm_time(profile, link, nbytes, workload.message_bytes, model)
         peak = model.link(link, "measured", None, workload.message_bytes)
         if got is None and peak is None:
             notes.append(f"no fit and no ceiling for link {link}: its time is left out")
             continue
         plain = nbytes / peak[0] if peak is not None else 0.0
         if got is None:
-            got = (plain, f"bytes / {format_rate(peak[0])} (no sweep to fit: no latency term)")
-        elif got[0] < plain:  # a fit's slope a little above the measured points: never below bytes / bandwidth
-            got = (plain, f"bytes / {format_rate(peak[0])}, the bandwidth-only term (the fit, {got[1]}, "
-                          f"gave {format_time(got[0])})")
+            got = (plain, f"bytes / {format_rate(peak[0])} (no copy measured on this link: no latency term)")
+        elif got[0] < plain:  # another mechanism's envelope (NCCL's, a reduction's) is the higher bound here
+            got = (plain, f"bytes / {format_rate(peak[0])}, the bandwidth-only term ({peak[1]}; the copies' "
+                          f"envelope gave {format_time(got[0])})")
         terms[f"link:{link}"], how[f"link:{link}"] = got
     resources = {k: v for k, v in terms.items() if k not in ("launch", "sync")}
     if not resources:
@@ -179,51 +165,73 @@ def cost_bound(workload: Workload, profile: Profile, model: MachineModel | None 
     return CostBound(terms, bound, limiter, how, tuple(notes))
 
 
+BELOW_MODEL = "below the model's terms"
+
+
 def decompose(measured_s: float, bound: CostBound, collective_s: float | None = None,
               launch_s: float | None = None) -> list[tuple[str, float, str]]:
-    """Where a measured time went, additive: (term, seconds, what it is).
+    """Where a measured time went, additive and never negative: (term, seconds, what it is).
 
     Launch (the measured host-launch share per call where given, else the model's), sync,
     then the limiting resource term, or for a collective workload what NCCL itself took
     at this size (`collective_s`) where that is larger. The model overlaps the other
     resource terms with it; what the measured time leaves after these is first given to
-    them, largest first, up to their own size, as "not overlapped" (the model's
-    T_non-overlap: work that ran one after the other); the rest is unexplained
-    (negative: faster than the model, said so)."""
+    them, largest first, up to their own size, as "not overlapped" (inferred: the
+    model's T_non-overlap, work that ran one after the other); the rest is unexplained.
+    A measured time shorter than the terms takes each term only up to what is left: the
+    part named "(capped)", the whole excess in the last entry, BELOW_MODEL, which is
+    not a part of the time (0 s) and says by how much the model's terms exceed it."""
     if not measured_s > 0:
         raise CostError("measured time must be positive")
     parts: list[tuple[str, float, str]] = []
-    launch = bound.terms_s.get("launch", 0.0) if launch_s is None else launch_s
+    left = measured_s
+    excess = 0.0
+
+    def take(name: str, value: float, how: str) -> None:
+        nonlocal left, excess
+        got = min(value, left)
+        if got < value:
+            excess += value - got
+            name, how = f"{name} (capped)", f"{how}; the model's term is {format_time(value)}, more than was left"
+        if got > 0 or not parts:
+            parts.append((name, got, how))
+        left -= got
+
+    launch = bound.terms_s.get("launch", 0.0) if launch_s is None else max(0.0, launch_s)
     if launch:
-        parts.append(("launch", launch, "measured host-launch share per call (ungated minus gated time)"
-                      if launch_s is not None else bound.how.get("launch", "")))
+        take("launch", launch, "measured host-launch share per call (ungated minus gated time)"
+             if launch_s is not None else bound.how.get("launch", ""))
     if bound.terms_s.get("sync"):
-        parts.append(("sync", bound.terms_s["sync"], bound.how.get("sync", "")))
+        take("sync", bound.terms_s["sync"], bound.how.get("sync", ""))
     resources = bound.overlapped
     main, main_s = bound.limiter, resources[bound.limiter]
     how = bound.how.get(main, "")
     nccl = collective_s is not None and collective_s > main_s and main.startswith("link:")
     if nccl:
         main, main_s, how = "collective", collective_s, "NCCL's own device time at this size (the profile's)"
-    parts.append((main, main_s, how))
-    left = measured_s - sum(v for _, v, _ in parts)
+    take(main, main_s, how)
     for k, v in sorted(resources.items(), key=lambda kv: -kv[1]):
         if k == bound.limiter or (nccl and k.startswith("link:")):  # NCCL's time holds its link time
             continue
-        serial = min(v, max(0.0, left))
+        serial = min(v, left)
         if serial > 0:
-            parts.append((f"{k} (not overlapped)", serial, f"of {format_time(v)}: ran after {main}, not beside it"))
+            parts.append((f"{k} (not overlapped)", serial, f"inferred: of {format_time(v)}, the time left after "
+                                                          f"{main}, taken to have run after it rather than beside it"))
             left -= serial
         if serial < v:
             parts.append((k, 0.0, f"{format_time(v - serial)} of it beside {main}"))
-    parts.append(("unexplained", left, "measured minus the terms above" if left >= 0 else
-                  "negative: faster than the model's terms; check the workload's counts"))
+    parts.append(("unexplained", max(0.0, left), "measured minus the terms above"))
+    if excess > 0:
+        parts.append((BELOW_MODEL, 0.0, f"the measured time is {format_time(excess)} shorter than the model's terms "
+                                        "add up to: check the workload's counts, its launch path and syncs"))
     return parts
 
 
 def decomposition_text(measured_s: float, parts: list[tuple[str, float, str]]) -> str:
     """'of 92.0 us: launch 45.0 us, collective 20.1 us, memory 1.0 us, unexplained 25.9 us'."""
     shown = [f"{name} {format_time(v)}" for name, v, _ in parts if v or name == "unexplained"]
+    shown += [f"{name} by {how.split(' is ', 1)[1].split(' shorter')[0]}" for name, v, how in parts
+              if name == BELOW_MODEL]
     return f"of {format_time(measured_s)}: " + ", ".join(shown)
 
 
@@ -238,10 +246,9 @@ def with_cost(placement: Placement, profile: Profile, model: MachineModel | None
         return dataclasses.replace(placement, cost_notes=(f"cost model not computed: {e}",))
     parts = decompose(placement.measured_time_s, bound, collective_s, launch_s)
     notes = [f"{k}: {v}" for k, v in bound.how.items()] + list(bound.notes)
-    if bound.bound_s > placement.measured_time_s * 1.0001:
-        notes.append(f"faster than its cost-model bound ({bound.bound_s / placement.measured_time_s:.2f}x): check "
-                     "the workload's counts, its launch path and syncs, or the profile's terms")
-    elif parts[-1][1] < 0:
-        notes.append("faster than the cost model's terms: check the workload's counts")
+    below = [how for name, _, how in parts if name == BELOW_MODEL]
+    if below and not bound.bound_s > placement.measured_time_s * (1 + Placement.BELOW_BOUND):
+        notes.append(f"faster than the cost model's terms: {below[0]}")
     return dataclasses.replace(placement, cost_bound_s=bound.bound_s, cost_terms_s=dict(bound.terms_s),
-                               decomposition_s={name: v for name, v, _ in parts}, cost_notes=tuple(notes))
+                               decomposition_s={name: v for name, v, _ in parts if name != BELOW_MODEL},
+                               cost_notes=tuple(notes))

@@ -48,7 +48,7 @@ class Roof:
 
 # Parameters that make two figures of one mechanism different things: never joined in
 # one curve (pinned and pageable host memory; peer access on or staged; gated or not)
-CURVE_VARIANTS = ("host_memory", "peer_access", "gated", "dtype")  # a collective's data type: one curve each
+CURVE_VARIANTS = ("host_memory", "peer_access", "gated", "dtype")  # dtype: collectives only
 
 
 @dataclass
@@ -68,8 +68,45 @@ class Curve:
         name = " ".join([self.mechanism] + [str(v) for k, v in self.variant if k == "dtype"])
         return f"{name} ({extra})" if extra else name
 
+    def envelope(self) -> list[tuple[int, float]]:
+        """(size, least time per message) at each swept size: the lower envelope of what
+        was measured, made monotone (a message is never assumed to take less time than
+        any larger one took), so it is at or below every point it comes from."""
+        pts = sorted(self.points)
+        out: list[tuple[int, float]] = []
+        least = math.inf
+        for size, bw in reversed(pts):
+            least = min(least, size / bw if bw > 0 else math.inf)
+            out.append((size, least))
+        return out[::-1]
+
+    def time_at(self, size: float) -> float:
+        """The least time a message of `size` bytes can take by this curve's mechanism,
+        as far as its points show: the envelope's time at the largest swept size not
+        above `size` (moving more bytes takes no less time), and never below `size` over
+        the curve's peak. At a swept size it is never above the point measured there;
+        below the smallest swept size, the smallest one's time per message (extrapolated)."""
+        env = self.envelope()
+        sizes = [s for s, _ in env]
+        floor = size / self.peak()
+        if size <= sizes[0]:
+            return env[0][1]
+        i = bisect.bisect_right(sizes, size) - 1
+        return max(env[i][1], floor)
+
+    def ceiling_at(self, size: float) -> float:
+        """The bandwidth a bound may use at `size` (bytes per second): size over
+        `time_at(size)`, so a time bounded by it is never above one measured at this
+        size. Between swept sizes it is optimistic (it takes the smaller size's time);
+        `at` is the estimate there."""
+        if size <= 0:
+            return 0.0
+        t = self.time_at(size)
+        return size / t if t > 0 else self.peak()
+
     def at(self, size: int) -> float:
-        """Interpolated in log2(size); clamped at the ends."""
+        """An estimate of the bandwidth at `size`: the points interpolated in log2(size),
+        clamped at the ends (advice and figures; bounds use `ceiling_at`)."""
         pts = sorted(self.points)
         sizes = [s for s, _ in pts]
         if size <= sizes[0]:
@@ -80,6 +117,9 @@ class Curve:
         (s0, b0), (s1, b1) = pts[i - 1], pts[i]
         f = (math.log2(size) - math.log2(s0)) / (math.log2(s1) - math.log2(s0))
         return b0 + f * (b1 - b0)
+
+    def swept(self, size: int) -> bool:
+        return any(s == size for s, _ in self.points)
 
     def peak(self) -> float:
         return max(bw for _, bw in self.points)
@@ -129,9 +169,10 @@ class MachineModel:
         and known, else the best (per mechanism, or over all mechanisms)."""
         if kind == "measured" and message_bytes:
             curves = [c for c in self.curves if c.link == link and (mechanism is None or c.mechanism == mechanism)]
-            if curves:
-                best = max(curves, key=lambda c: c.at(message_bytes))
-                return best.at(message_bytes), f"{best.mechanism} at {message_bytes} B ({best.pattern} points)"
+            if curves:  # a bound: the lower envelope of the measured times (Curve.ceiling_at)
+                best = max(curves, key=lambda c: c.ceiling_at(message_bytes))
+                return (best.ceiling_at(message_bytes),
+                        f"{best.label} at {message_bytes} B ({best.pattern} points, lower envelope)")
         roof = self.find(f"link:{link}", kind, mechanism if kind == "measured" else None)
         return (roof.value, f"{roof.kind} {roof.mechanism} {roof.basis}".strip()) if roof else None
 
@@ -394,7 +435,8 @@ def _curves(topo: Topology, measurements: tuple[Measurement, ...], hosts: int = 
             continue
         value = m.figure[0]  # bus bandwidth for collectives, bandwidth for transfers
         variant = tuple((k, m.spec.params[k]) for k in CURVE_VARIANTS
-                        if k in m.spec.params and m.spec.params[k] is not True)  # peer access / gate on: the usual
+                        if k in m.spec.params and m.spec.params[k] is not True  # peer access / gate on: the usual
+                        and (k != "dtype" or m.spec.mechanism == "nccl"))  # a collective's data type: its own curve
         key = (cls, m.spec.mechanism, m.spec.pattern, variant)
         pts = groups.setdefault(key, {})
         pts[m.spec.message_bytes] = max(value, pts.get(m.spec.message_bytes, 0.0))

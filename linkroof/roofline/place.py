@@ -59,7 +59,7 @@ def place(workload: Workload, measured_time_s: float, model: MachineModel, kind:
         raise PlacementError("measured time must be positive")
     limiter = max(terms, key=terms.get)
     bound = terms[limiter]
-    if bound > measured_time_s * 1.0001:
+    if bound > measured_time_s * (1 + Placement.BELOW_BOUND):
         flags.append(f"faster than its {kind} roofline ({bound / measured_time_s:.2f}x): check the workload's "
                      "counts or the ceilings")
     return Placement(workload=workload, measured_time_s=measured_time_s, bound_time_s=bound, limiter=limiter,
