@@ -419,6 +419,8 @@ def _same_machine(profile: Any, force: bool) -> Any:
     return here
 
 
+FITS_NOTE = ("time = latency_s + size / bandwidth_bytes_per_s fitted to the points: curve parameters, not link "
+             "properties (the cost model bounds with the measured points' lower envelope, never with a fit)")
 PROFILE_HELP = "Profile id (or prefix), a profile JSON file, or 'reference' (default: newest in the store)."
 
 
@@ -489,19 +491,28 @@ def roofline(ctx: click.Context, which: str | None, workload: str | None, time_:
 
         from .schema import to_dict
 
+        from .roofline.cost import machine_terms
+
         doc = {"profile": profile.id, "gpu": model.gpu_name, "roofs": to_dict(model.roofs),
                "ridge_points": [{"dtype": d, "resource": r, "flop_per_byte": v} for d, r, v in model.ridge_points()],
-               "placements": to_dict(placements)}
+               "cost_terms": machine_terms(profile), "placements": to_dict(placements)}
         if show_fits:
             from .roofline.fits import profile_fits
 
             doc["fits"] = [{"name": f.name, "worst_error": f.worst_error, "points": len(f.points),
                             "segments": to_dict(f.segments)} for f in profile_fits(profile)]
+            doc["fits_note"] = FITS_NOTE
         _echo_json(json.dumps(doc, indent=1))
         return
-    from .render import placements_table, roofs_table
+    from .render import placements_table, roofs_table, terms_table
+    from .roofline.cost import machine_terms
 
     _console().print(roofs_table(model, profile))
+    terms = machine_terms(profile)
+    if terms:
+        _console().print(terms_table(terms))
+    else:
+        click.echo("No launch or sync figures in this profile: `linkroof bench --only launch,sync` measures them.")
     if show_fits:
         from .render import fits_table
         from .roofline.fits import profile_fits

@@ -354,13 +354,24 @@ def spread_table(rows: list[dict[str, Any]]) -> Group:
 
 def fits_table(fits: list[Any]) -> Table:
     """Latency + bandwidth per mechanism and collective, one row per segment."""
-    t = Table(title="Latency + bandwidth fits (time = latency + size / bandwidth), worst error against the points",
-              title_justify="left")
-    for col in ("Mechanism / collective", "Sizes", "Latency", "Bandwidth", "Points", "Worst error"):
+    t = Table(title="Fits of time = a + size / b to the measured points, each with its worst error. a and b are curve "
+                    "parameters, not link properties: the link's latency and bandwidth are the measured figures, and "
+                    "the cost model bounds with their lower envelope, never with a fit", title_justify="left")
+    for col in ("Mechanism / collective", "Sizes", "a (intercept)", "b (size per unit time)", "Points", "Worst error"):
         t.add_column(col)
     for f in fits:
         for i, seg in enumerate(f.segments):
             t.add_row(f.name if i == 0 else "", f"{format_size(seg.lo)} - {format_size(seg.hi)}", format_time(seg.latency_s),
                       format_rate(seg.bandwidth_bytes_per_s) if seg.bandwidth_bytes_per_s != float("inf") else "-",
                       str(len(f.points)) if i == 0 else "", f"{f.worst_error:.1%}" if i == 0 else "")
+    return t
+
+
+def terms_table(rows: list[dict[str, Any]]) -> Table:
+    """The cost model's launch and sync terms of this machine (roofline.cost.machine_terms)."""
+    t = Table(title="Cost-model terms of this machine (launch and sync, as measured)", title_justify="left")
+    for col in ("Term", "Kind", "Time", "What"):
+        t.add_column(col)
+    for r in rows:
+        t.add_row(r["term"], r["kind"], format_time(r["seconds"]), r["what"])
     return t

@@ -104,8 +104,13 @@ def format_value(value: float, unit: str) -> str:
 
 
 def format_time(seconds: float) -> str:
-    """Seconds -> '830 ns' / '1201 ns' / '13.2 us' / '1.71 ms' / '2.0 s'."""
+    """Seconds -> '830 ns' / '1201 ns' / '13.2 us' / '1.71 ms' / '2.0 s'; a negative time
+    in the unit of its size ('-1.21 ms'), never as many nanoseconds."""
     s = float(seconds)
+    if s != s:
+        return "N/A"
+    if s < 0:
+        return "-" + format_time(-s)
     if s < 1e-5:
         return f"{s * 1e9:.0f} ns"
     if s < 1e-3:

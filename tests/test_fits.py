@@ -46,8 +46,11 @@ def test_cli_and_dashboard_show_the_fits(tmp_path):
     assert res.exit_code == 0 and all("worst_error" in f and f["segments"] for f in doc["fits"])
     text = CliRunner().invoke(cli, ["--store", str(tmp_path / "s.sqlite"), "roofline", "--profile", "reference",
                                     "--fits"]).output
-    assert "Latency + bandwidth fits" in text and "Worst error" in text
+    flat = " ".join(text.split())
+    assert "Worst error" in text and "curve parameters, not link properties" in flat  # never shown as the link's own
+    assert "not link properties" in doc["fits_note"]
     from linkroof.dashboard.figures import fits_figure
 
     fig = fits_figure(profile_fits(bundled_profile()))
     assert any("worst" in (t.name or "") for t in fig.data) and fig.layout.yaxis.type == "log"
+    assert "curve parameters" in fig.layout.title.text

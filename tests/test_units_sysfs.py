@@ -32,6 +32,7 @@ def test_formatting():
     assert format_bytes(150754820096) == "150.8 GB"
     assert format_rate(395.07e9) == "395.1 GB/s"
     assert format_time(830e-9) == "830 ns" and format_time(13.2e-6) == "13.2 us" and format_time(1.71e-3) == "1.71 ms"
+    assert format_time(-1209869e-9) == "-1.21 ms" and format_time(-375949e-9) == "-375.9 us"  # never "-1209869 ns"
 
 
 def test_cpulists():

@@ -298,16 +298,10 @@ def cost_terms_table(profile: Any) -> Any:
     """The launch and sync terms the cost model uses, as this profile measured them."""
     from dash import html
 
-    from ..roofline import cost
+    from ..roofline.cost import machine_terms
 
-    rows = []
-    for kind, table, fn in (("launch", cost.LAUNCH_PATHS, cost.launch_cost), ("sync", cost.SYNC_KINDS, cost.sync_cost)):
-        for key in table:
-            try:
-                seconds, what = fn(profile, key)
-            except cost.CostError:
-                continue
-            rows.append({"term": kind, "kind": key, "µs": round(seconds * 1e6, 3), "what": what})
+    rows = [{"term": r["term"], "kind": r["kind"], "µs": round(r["seconds"] * 1e6, 3), "what": r["what"]}
+            for r in machine_terms(profile)]
     if not rows:
         return _missing("No launch or sync figures in this profile: `linkroof bench --only launch,sync` measures them.")
     return html.Div(_table(rows))

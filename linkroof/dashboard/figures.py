@@ -496,12 +496,14 @@ def fits_figure(fits: Sequence[Any]) -> go.Figure:
             grid = [seg.lo * (seg.hi / seg.lo) ** (k / 20) for k in range(21)] if seg.hi > seg.lo else [seg.lo]
             fig.add_trace(go.Scatter(x=grid, y=[seg.time(x) * 1e6 for x in grid], mode="lines", showlegend=False,
                                      legendgroup=f.name, line={"color": color, "width": 1.5},
-                                     hovertemplate=f"{f.name}: {seg.latency_s * 1e6:.2f} us + size / "
-                                                   f"{_gb(seg.bandwidth_bytes_per_s)}<extra></extra>"))
+                                     hovertemplate=f"{f.name} fit: {seg.latency_s * 1e6:.2f} us + size / "
+                                                   f"{_gb(seg.bandwidth_bytes_per_s)} (curve parameters, not the "
+                                                   "link's latency or bandwidth)<extra></extra>"))
     times = [t * 1e6 for f in fits for _, t in f.points]
     fig.update_xaxes(title="message size", **size_axis(sizes))
     fig.update_yaxes(type="log", title="time per message", **(_decades(min(times), max(times), _us_tick)
                                                                if times else {}))
-    fig.update_layout(title="Latency + bandwidth fits: measured points and fitted segments", template="plotly_white",
+    fig.update_layout(title="Fits of a + size / b: measured points and fitted segments (curve parameters, not link "
+                            "properties)", template="plotly_white",
                       height=560, legend={"font": {"size": 10}})
     return fig

@@ -46,10 +46,13 @@ def _m(name: str, mechanism: str, pattern: str, devices: tuple[int, ...], times:
 # ------------------------------------------------------------------------- launch
 
 
-def launch_costs(gpu: int, reps: int = 10, per_batch: int = 100) -> list[Measurement]:
+def launch_costs(gpu: int, reps: int = 10, per_batch: int = 100, per_gpu_batch: int = 1000) -> list[Measurement]:
     """An empty kernel: back to back on a stream behind the gate (the GPU's time per
     launch), replayed from a CUDA graph, issued by the host (its clock: CuPy's launch
-    path), and one host round trip (launch, then wait for completion)."""
+    path), and one host round trip (launch, then wait for completion). The GPU-side
+    figures take `per_gpu_batch` kernels a sample: a graph's own launch is spread over
+    that many (on one H200: 0.523 us a kernel at 100, 0.502 at 1000, as a C++ program's
+    0.50; benchmarks/RESULTS.md)."""
     cupy = cp()
     fn = kernel(gpu, "empty_kernel", "terms")
     s = stream(gpu, 0)
@@ -58,8 +61,9 @@ def launch_costs(gpu: int, reps: int = 10, per_batch: int = 100) -> list[Measure
         fn((1,), (1,), (), stream=st)
 
     with cupy.cuda.Device(gpu):
-        gated = time_lanes([Lane(gpu, one, per_batch)], reps)[0]
-        graph_times, _, destroy, graph_gated = time_graph([gpu], [s], lambda ss: one(ss[0]), per_batch, replays=reps)
+        gated = time_lanes([Lane(gpu, one, per_gpu_batch)], reps)[0]
+        graph_times, _, destroy, graph_gated = time_graph([gpu], [s], lambda ss: one(ss[0]), per_gpu_batch,
+                                                          replays=reps)
         destroy()
         issue, round_trip = [], []
         for _ in range(3):
@@ -75,10 +79,11 @@ def launch_costs(gpu: int, reps: int = 10, per_batch: int = 100) -> list[Measure
             round_trip.append((time.perf_counter() - t0) / (per_batch // 10))
     how = "empty kernel: no data to check"
     base = {"grid": 1, "block": 1, "launches_per_sample": per_batch}
+    gpu_side = {**base, "launches_per_sample": per_gpu_batch}
     return [
-        _m("launch_latency", "launch", "stream", (gpu,), gated, True, how, {**base, "timing": "gated"}),
+        _m("launch_latency", "launch", "stream", (gpu,), gated, True, how, {**gpu_side, "timing": "gated"}),
         _m("launch_latency", "launch", "graph", (gpu,), graph_times[0], True, how,
-           {**base, "timing": "graph replay" if graph_gated else "graph replay, ungated"}),
+           {**gpu_side, "timing": "graph replay" if graph_gated else "graph replay, ungated"}),
         _m("launch_latency", "launch", "host_issue", (gpu,), issue, True, how,
            {**base, "timing": HOST_CLOCK, "path": "CuPy RawKernel call"}),
         _m("launch_latency", "launch", "host_roundtrip", (gpu,), round_trip, True, how,

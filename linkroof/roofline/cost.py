@@ -47,21 +47,33 @@ class CostError(ValueError):
     """A cost-model question the profile cannot answer (a term it never measured)."""
 
 
-def _figure(profile: Profile, key: tuple[str, str, str, str]) -> Measurement | None:
+def _figures(profile: Profile, key: tuple[str, str, str, str]) -> list[Measurement]:
     name, mech, pattern, _ = key
-    cands = [m for m in profile.measurements if m.verified and (m.spec.name, m.spec.mechanism, m.spec.pattern)
-             == (name, mech, pattern) and m.spec.params.get("signal", "st.relaxed.sys") == "st.relaxed.sys"]
-    return min(cands, key=lambda m: m.median_s) if cands else None
+    return [m for m in profile.measurements if m.verified and (m.spec.name, m.spec.mechanism, m.spec.pattern)
+            == (name, mech, pattern) and m.spec.params.get("signal", "st.relaxed.sys") == "st.relaxed.sys"
+            and m.median_s == m.median_s and m.median_s > 0]
+
+
+def _conditions(m: Measurement) -> str:
+    """Where a term's figure was taken: one process, or a rank of a launcher's group."""
+    procs = m.spec.params.get("processes")
+    where = f"rank {m.rank} of {procs} processes" if m.rank is not None and procs else "one process"
+    per = m.spec.params.get("launches_per_sample") or m.spec.params.get("calls_per_sample")
+    return where + (f", {per} per sample" if per else "")
 
 
 def _term(profile: Profile, table: dict[str, tuple[str, str, str, str]], key: str, what: str,
           family: str) -> tuple[float, str]:
+    """The lowest of the profile's figures for the term (a bound takes the least the
+    term was measured to cost), with what it is, where it was taken and of how many."""
     if key not in table:
         raise CostError(f"unknown {what} {key!r} (one of {', '.join(table)})")
-    m = _figure(profile, table[key])
-    if m is None:
+    cands = _figures(profile, table[key])
+    if not cands:
         raise CostError(f"this profile has no {key} {family} figure (linkroof bench --only {family} measures it)")
-    return m.median_s, table[key][3]
+    m = min(cands, key=lambda x: x.median_s)
+    of = f"the lowest of {len(cands)} figures" if len(cands) > 1 else "the one figure"
+    return m.median_s, f"{table[key][3]}; {of} in this profile ({_conditions(m)})"
 
 
 def launch_cost(profile: Profile, path: str) -> tuple[float, str]:
@@ -72,6 +84,21 @@ def launch_cost(profile: Profile, path: str) -> tuple[float, str]:
 def sync_cost(profile: Profile, kind: str) -> tuple[float, str]:
     """Seconds per sync of `kind` and what the figure is."""
     return _term(profile, SYNC_KINDS, kind, "sync kind", "sync")
+
+
+def machine_terms(profile: Profile) -> list[dict[str, object]]:
+    """The launch and sync terms the cost model uses, as this profile measured them: one
+    row per launch path and sync kind it has (term, kind, seconds, what). The CLI, its
+    JSON, the dashboard and the report all show these rows."""
+    rows: list[dict[str, object]] = []
+    for term, table, fn in (("launch", LAUNCH_PATHS, launch_cost), ("sync", SYNC_KINDS, sync_cost)):
+        for key in table:
+            try:
+                seconds, what = fn(profile, key)
+            except CostError:
+                continue
+            rows.append({"term": term, "kind": key, "seconds": seconds, "what": what})
+    return rows
 
 
 def comm_time(profile: Profile, link: str, nbytes: float, message_bytes: int | None,
