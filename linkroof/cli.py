@@ -476,10 +476,14 @@ def roofline(ctx: click.Context, which: str | None, workload: str | None, time_:
         from .roofline.baseline import nccl_baseline
         from .roofline.cost import with_cost
 
+        from .roofline.place import place_spec
+
         base = nccl_baseline(profile, wl)
+        spec, spec_notes = place_spec(wl, seconds, model)
         placements = [with_cost(place(wl, seconds, model, "measured"), profile, model, launch_path, launches, syncs,
-                                sync_kind, base.median_s if base else None),
-                      place(wl, seconds, model, "spec")]
+                                sync_kind, base.median_s if base else None)] + spec
+        for n in spec_notes:
+            click.echo(n, err=True)
     if plot:
         from .dashboard.figures import roofline_figure
         from .dashboard.report import write_figure
@@ -789,13 +793,16 @@ def check(ctx: click.Context, baseline: str | None, which: str | None, threshold
         import json
 
         _echo_json(json.dumps({"profile": profile.id, "passed": report.passed, "not_compared": report.not_compared,
+                               "not_checked": report.not_checked,
                                "checks": [dataclasses.asdict(c) for c in report.checks]}, indent=1))
     else:
         from .render import gate_table
 
         _console().print(gate_table(report, profile))
-    if not report.checks:
-        raise UserError("nothing was compared: the profile and the baseline share no figure")
+    if not report.compared:
+        raise UserError("nothing was compared: the profile and the baseline share no figure"
+                        + (", and the topology checks need what one side does not know (listed above)"
+                           if report.not_checked else ""))
     if not report.passed:
         raise UserError(f"{len(report.failed)} of {len(report.checks)} checks failed", exit_code=1)
 

@@ -302,7 +302,11 @@ def gate_table(report: Any, profile: Profile) -> Group:
     verdict = (Text(f"{len(report.checks) - len(report.failed)} of {len(report.checks)} checks passed"
                     + (f"; {report.not_compared} figures had no counterpart in the baseline" if report.not_compared
                        else ""), style="bold green" if report.passed else "bold red"))
-    return Group(t, verdict)
+    parts: list[Any] = [t, verdict]
+    if report.not_checked:
+        parts.append(Text("Not checked (unknown on one side, never taken as 0):\n"
+                          + "\n".join(f"  - {clean(n)}" for n in report.not_checked), style="yellow"))
+    return Group(*parts)
 
 
 def diff_table(result: Any, a: Profile, b: Profile) -> Group:

@@ -189,6 +189,12 @@ class Topology:
     probe_seconds: float | Unknown = Unknown("not timed")
     notes: tuple[str, ...] = ()
 
+    @property
+    def links_known(self) -> bool:
+        """Whether this topology says how its GPUs are linked (NVLinks, PCIe): a probe's
+        does, even where a GPU has no NVLink; an imported tool's output does not."""
+        return not self.source.startswith("import:")
+
     def pair(self, a: int, b: int) -> Pair:
         for p in self.pairs:
             if p.a == a and p.b == b:

@@ -98,10 +98,17 @@ def test_placement_decomposes_a_torch_like_all_reduce():
 
 
 def test_profile_without_the_terms_says_so():
+    """A profile without the launch term (an import, a partial bench) still bounds with
+    the terms it has, and says which it left out; with no term at all, nothing."""
     bare = factories.profile([factories.measurement()])
     p = cost.with_cost(place(W.collective("all_reduce", 1 << 20, 2), 1e-3, MODEL), bare, MODEL)
-    assert p.cost_bound_s == 0 and not p.decomposition_s
-    assert "no graph launch figure" in p.cost_notes[0] and "--only launch" in p.cost_notes[0]
+    assert p.cost_bound_s == p.cost_terms_s["link:nvlink"] and "launch" not in p.cost_terms_s
+    left_out = [n for n in p.cost_notes if "no graph launch figure" in n]
+    assert left_out and "--only launch" in left_out[0] and "left out" in left_out[0]
+    empty = factories.profile([])
+    nothing = cost.with_cost(place(W.collective("all_reduce", 1 << 20, 2), 1e-3, MODEL), empty,
+                             MachineModel.from_profile(empty))
+    assert nothing.cost_bound_s == 0 and nothing.cost_notes[0].startswith("cost model not computed")
 
 
 def test_roofline_cli_prints_both_bounds_and_the_decomposition(tmp_path):

@@ -120,8 +120,10 @@ def pick_profile(store_path: str | None, here: Topology | None, workload: Worklo
                 continue
             missing = lacks(p)
             if not missing:
-                why = (f" (newer profiles of this machine lack: {'; '.join(skipped[:3])})" if skipped else "")
-                return p, f"the newest profile of this machine with the ceilings this workload needs{why}"
+                which = "of this machine" if here is not None else "in the store (no GPU here to tell which machine)"
+                why = (f" (newer ones lack: {'; '.join(skipped[:3])})" if skipped else "")
+                needs = "with the ceilings this workload needs" if workload is not None else "with measurements"
+                return p, f"the newest profile {which} {needs}{why}"
             skipped.append(f"{p.id}: {', '.join(missing)}")
     reference = bundled_profile()
     if (here is None or not machine_differences(reference.topology, here)) and not lacks(reference):

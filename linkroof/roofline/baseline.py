@@ -125,8 +125,12 @@ def kernel_placements(name: str, median_s: float, counted_link_bytes: float | No
             wire = f"wire efficiency {ratio:.2f}x (counter bytes / workload bytes): {why}"
             notes.append(f"NVLink bytes per call: workload {given:,.0f}, counters {counted_link_bytes:,.0f} "
                          f"(ratio {ratio:.2f}): {why}")
+    from .place import place_spec
+
     wl = dataclasses.replace(wl, name=name)
-    out = [place(wl, median_s, model, "measured"), place(wl, median_s, model, "spec")]
+    spec, spec_notes = place_spec(wl, median_s, model)
+    out = [place(wl, median_s, model, "measured")] + spec
+    notes += spec_notes
     if wire:
         out = [dataclasses.replace(p, flags=p.flags + (wire,)) for p in out]
     base = baseline or nccl_baseline(profile, wl)

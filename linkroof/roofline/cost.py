@@ -148,12 +148,17 @@ def cost_bound(workload: Workload, profile: Profile, model: MachineModel | None 
     terms: dict[str, float] = {}
     how: dict[str, str] = {}
     notes: list[str] = []
-    if launches:
-        t, what = launch_cost(profile, launch_path)
-        terms["launch"], how["launch"] = launches * t, f"{launches} x {format_time(t)}: {what}"
-    if syncs:
-        t, what = sync_cost(profile, sync_kind)
-        terms["sync"], how["sync"] = syncs * t, f"{syncs} x {format_time(t)}: {what}"
+    for term, count, fn, key in (("launch", launches, launch_cost, launch_path), ("sync", syncs, sync_cost, sync_kind)):
+        if not count:
+            continue
+        try:
+            t, what = fn(profile, key)
+        except CostError as e:
+            if "unknown" in str(e):
+                raise
+            notes.append(f"{e}: the {term} term is left out, so the bound is lower than it would be")
+            continue
+        terms[term], how[term] = count * t, f"{count} x {format_time(t)}: {what}"
     compute = 0.0
     for dtype, flops in workload.flops.items():
         roof = model.compute(dtype)
@@ -173,7 +178,7 @@ def cost_bound(workload: Workload, profile: Profile, model: MachineModel | None 
         got = comm_time(profile, link, nbytes, workload.message_bytes, model)
         peak = model.link(link, "measured", None, workload.message_bytes)
         if got is None and peak is None:
-            notes.append(f"no fit and no ceiling for link {link}: its time is left out")
+            notes.append(f"no measured copy and no ceiling for link {link}: its time is left out")
             continue
         plain = nbytes / peak[0] if peak is not None else 0.0
         if got is None:

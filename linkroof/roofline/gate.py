@@ -36,6 +36,7 @@ class Check:
 class GateReport:
     checks: list[Check] = field(default_factory=list)
     not_compared: int = 0  # figures of the profile with no counterpart in the baseline
+    not_checked: list[str] = field(default_factory=list)  # what one side does not know, so nothing was held to it
 
     @property
     def failed(self) -> list[Check]:
@@ -43,7 +44,12 @@ class GateReport:
 
     @property
     def passed(self) -> bool:
-        return bool(self.checks) and not self.failed
+        return bool(self.compared) and not self.failed
+
+    @property
+    def compared(self) -> list[Check]:
+        """Checks that held a figure or a link to something (a GPU count alone is no comparison)."""
+        return [c for c in self.checks if c.name != "GPUs"]
 
 
 def _label(m: Measurement) -> str:
@@ -80,21 +86,31 @@ def against_baseline(profile: Profile, baseline: Profile, threshold: float = 0.0
         r = _ratio(v, bv, unit)
         report.checks.append(Check(_label(m), "figure", format_value(bv, unit), format_value(v, unit), r,
                                    r >= 1 - threshold, f"{(r - 1):+.1%} against the baseline"))
-    report.checks += topology_checks(profile, baseline)
+    checks, unknown = topology_checks(profile, baseline)
+    report.checks += checks
+    report.not_checked += unknown
     return report
 
 
-def topology_checks(profile: Profile, baseline: Profile) -> list[Check]:
+def topology_checks(profile: Profile, baseline: Profile) -> tuple[list[Check], list[str]]:
     """What a node must keep from its baseline: as many GPUs, each with as many active
-    NVLinks, its PCIe link trained at the same generation and width."""
-    out = []
+    NVLinks, its PCIe link trained at the same generation and width. Only what both
+    topologies know is held: an imported tool's output says nothing of NVLinks or PCIe,
+    and unknown is never taken as 0. The second list names what could not be checked."""
+    out: list[Check] = []
+    unknown: list[str] = []
     mine, theirs = profile.topology, baseline.topology
     if not mine.gpus or not theirs.gpus:
-        return out
+        return out, ["GPUs: one of the topologies lists none"]
     out.append(Check("GPUs", "topology", str(len(theirs.gpus)), str(len(mine.gpus)), None,
                      len(mine.gpus) >= len(theirs.gpus)))
+    links = mine.links_known and theirs.links_known
+    if not links:
+        side = "the profile" if not mine.links_known else "the baseline"
+        unknown.append(f"active NVLinks: {side} comes from {(mine if not mine.links_known else theirs).source}, "
+                       "which does not say how the GPUs are linked")
     for g, b in zip(mine.gpus, theirs.gpus):
-        if b.nvlinks:
+        if b.nvlinks and links:
             got, want = len(g.active_nvlinks), len(b.active_nvlinks)
             out.append(Check(f"GPU{g.index} active NVLinks", "topology", str(want), str(got), None, got >= want,
                              "" if got >= want else f"{want - got} NVLinks down"))
@@ -103,7 +119,9 @@ def topology_checks(profile: Profile, baseline: Profile) -> list[Check]:
             if known(mine_v) and known(base_v):
                 out.append(Check(f"GPU{g.index} {what}", "topology", str(base_v), str(mine_v), None,
                                  mine_v >= base_v, "" if mine_v >= base_v else "trained below its baseline"))
-    return out
+            elif known(base_v) or known(mine_v):
+                unknown.append(f"GPU{g.index} {what}: unknown in {'the profile' if known(base_v) else 'the baseline'}")
+    return out, unknown
 
 
 def against_minimums(profile: Profile, minimums: list[dict[str, Any]]) -> GateReport:

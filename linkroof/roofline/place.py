@@ -86,3 +86,12 @@ def overlap_note(workload: Workload, model: MachineModel, kind: str = "measured"
     return (f"Overlap ({kind} ceilings): {link} {format_time(t_link)} against compute {format_time(t_comp)}: "
             f"communication {'can' if hides else 'cannot'} hide behind compute; it can when {dim} >= {threshold:,} "
             f"(this {dim} = {value:,}).")
+
+
+def place_spec(workload: Workload, measured_time_s: float, model: MachineModel) -> tuple[list[Placement], list[str]]:
+    """The spec placement beside a measured one, where the spec knows the ceilings; an
+    imported profile knows no spec link ceiling: then none, and a note says why."""
+    try:
+        return [place(workload, measured_time_s, model, "spec")], []
+    except PlacementError as e:
+        return [], [f"no spec placement: {e}"]
