@@ -126,7 +126,7 @@ def profile_summary(profile: Profile) -> Group:
     for m in profile.measurements:
         t.add_row(m.spec.name, m.spec.mechanism, m.spec.pattern, ",".join(map(str, m.spec.devices)),
                   format_size(m.spec.message_bytes), format_rate(m.bandwidth_bytes_per_s),
-                  "yes" if m.verified else "NO", "; ".join(m.all_warnings))
+                  m.verified_text, "; ".join(m.all_warnings))
     parts: list[Any] = [Text(f"Profile {profile.id}  {profile.created_at}  hosts: {', '.join(profile.hostnames)}  label: {profile.label or '-'}")]
     parts += [topology_view(topo) for topo in profile.topologies]
     parts.append(t if profile.measurements else Text("No measurements in this profile yet (linkroof bench adds them)."))
@@ -190,7 +190,7 @@ def bench_summary(profile: Profile) -> Group:
                            or (k == "in_place" and v))
         t.add_row(m.spec.name, m.spec.mechanism, m.spec.pattern, ",".join(map(str, m.spec.devices)),
                   format_size(m.spec.message_bytes) if m.bytes_per_rep else "", params, _figure(m),
-                  f"{m.cv:.1%}" if m.times_s else m.source, "yes" if m.verified else "NO")
+                  f"{m.cv:.1%}" if m.times_s else m.source, m.verified_text)
     parts: list[Any] = [t]
     if sweeps:
         parts.append(Text(f"{sweeps} message-size sweep points (see --json or benchmarks/summarize.py)."))
@@ -199,7 +199,7 @@ def bench_summary(profile: Profile) -> Group:
                           "--pattern all_reduce`, or the dashboard's Collectives page)."))
     if profile.skipped:
         parts.append(Text("Skipped:\n" + "\n".join(f"  - {s.name}: {s.reason}" for s in profile.skipped), style="yellow"))
-    unverified = [m for m in profile.measurements if not m.verified]
+    unverified = [m for m in profile.measurements if not m.trusted]
     if unverified:
         parts.append(Text(f"{len(unverified)} figures UNVERIFIED: " + "; ".join(
             f"{m.spec.name} ({m.verification})" for m in unverified[:5]), style="bold red"))
@@ -336,7 +336,8 @@ def collectives_tables(tables: dict[str, list[dict[str, Any]]]) -> Group:
                 cols += [(f"{place}_time_us", f"{label} time (us)"), (f"{place}_algbw_GBps", "algbw (GB/s)"),
                          (f"{place}_busbw_GBps", "busbw (GB/s)"), (f"{place}_wrong", "#wrong")]
             if any(f"{place}_launch_time_us" in r for r in rows):
-                cols.append((f"{place}_launch_time_us", "time with host launch (us)"))
+                label = "out-of-place" if place == "out" else "in-place"
+                cols.append((f"{place}_launch_time_us", f"{label} time with host launch (us)"))
         for _, header in cols:
             t.add_column(header, justify="right")
         for r in rows:

@@ -348,9 +348,30 @@ class Measurement:
         return self.bandwidth_bytes_per_s, "B/s"
 
     @property
+    def as_printed(self) -> bool:
+        """An imported figure its tool did not check (nvbandwidth verifies no data; a
+        nccl-tests column of #wrong N/A): counted as the tool printed it, and labelled."""
+        return not self.verified and self.source != "linkroof" and self.verification.startswith("not checked by")
+
+    @property
+    def trusted(self) -> bool:
+        """A figure ceilings, baselines, fits and checks may use: verified, or an
+        imported tool's own figure it could not check (`as_printed`, labelled so)."""
+        return self.verified or self.as_printed
+
+    @property
+    def verified_text(self) -> str:
+        """'yes', 'NO', or 'not checked by <tool>' for a table cell."""
+        if self.verified:
+            return "yes"
+        return f"not checked by {self.source}" if self.as_printed else "NO"
+
+    @property
     def all_warnings(self) -> tuple[str, ...]:
         derived = []
-        if not self.verified:
+        if self.as_printed:
+            derived.append(self.verification)
+        elif not self.verified:
             derived.append("unverified: " + (self.verification or "data not checked"))
         if self.times_s and self.cv > self.CV_WARN:
             derived.append(f"high variation: CV {self.cv:.1%} over {len(self.times_s)} repetitions")

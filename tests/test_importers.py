@@ -47,7 +47,10 @@ def test_nvbandwidth_json_every_case():
     assert "bytes copied" in local.bytes_convention and local.bandwidth_bytes_per_s > 2000 * GB
     lat = find(imp, "pointer_chase_latency", "latency", (0, 1))
     assert 800e-9 < lat.median_s < 900e-9
-    assert all(m.source == "nvbandwidth" and m.verified for m in imp.measurements)
+    # nvbandwidth checks no data: never "verified", counted as printed, and every table says so
+    assert all(m.source == "nvbandwidth" and not m.verified and m.as_printed and m.trusted for m in imp.measurements)
+    assert {m.verified_text for m in imp.measurements} == {"not checked by nvbandwidth"}
+    assert all("not checked by nvbandwidth" in m.all_warnings[0] for m in imp.measurements)
     assert not any("sum" in m.spec.name.lower() for m in imp.measurements)  # SUM is not a simultaneous total
     assert len(imp.measurements) == 86
 
@@ -70,7 +73,16 @@ def test_nvbandwidth_text():
 ])
 def test_nccl_tests_text(file, coll, factor, oop_busbw, ip_busbw, oop_time_us):
     imp = import_file("nccl-tests", ANCHOR / file)
-    assert len(imp.measurements) == 28 and imp.hostname == "vm"
+    rows = [line for line in (ANCHOR / file).read_text().splitlines() if line.strip() and not line.startswith("#")]
+    sized = [r for r in rows if int(r.split()[0]) > 0]  # a size-0 row moved nothing: no figure
+    assert len(imp.measurements) == 2 * len(sized) and imp.hostname == "vm"
+    assert (len(rows) > len(sized)) == any("rows of size 0 not imported" in n for n in imp.notes)
+    for m in imp.measurements:  # from size and time, as nccl-tests computes before it rounds to two decimals
+        assert m.spec.message_bytes > 0 and m.bandwidth_bytes_per_s == m.spec.message_bytes / m.median_s
+        assert m.busbw_bytes_per_s == pytest.approx(m.bandwidth_bytes_per_s * factor, rel=1e-12)
+        assert m.reported["printed_algbw_bytes_per_s"] == pytest.approx(m.bandwidth_bytes_per_s, abs=0.0051 * GB + 1e-3 * m.bandwidth_bytes_per_s)
+    small = min(imp.measurements, key=lambda m: m.spec.message_bytes)
+    assert small.bandwidth_bytes_per_s > 0  # an 8 B or 32 B row printed 0.00 GB/s; its figure is not 0
     big = [m for m in imp.measurements if m.spec.message_bytes == 512 << 20]
     oop = next(m for m in big if not m.spec.params["in_place"])
     ip = next(m for m in big if m.spec.params["in_place"])
@@ -93,7 +105,10 @@ def test_nccl_tests_json_matches_text():
     for a, b in zip(text.measurements, js.measurements):
         assert a.spec.message_bytes == b.spec.message_bytes and a.spec.params["in_place"] == b.spec.params["in_place"]
         assert a.median_s == pytest.approx(b.median_s, abs=0.006e-6)
-        assert a.busbw_bytes_per_s == pytest.approx(b.busbw_bytes_per_s, abs=0.006 * GB)
+        # one run, two outputs, one figure: within the text's rounding of the time (two decimals of a microsecond)
+        assert a.bandwidth_bytes_per_s == pytest.approx(b.bandwidth_bytes_per_s, rel=0.005e-6 / a.median_s + 1e-12)
+        assert a.busbw_bytes_per_s == pytest.approx(b.busbw_bytes_per_s, rel=0.005e-6 / a.median_s + 1e-12)
+        assert a.reported["count"] == b.reported["count"]
     assert "NCCL_NVLS_ENABLE=0" in js.notes[0]
 
 
@@ -138,3 +153,49 @@ def test_cli_import_bad_file_changes_nothing(store_path, tmp_path):
     assert json.loads(CliRunner().invoke(cli, ["runs", "list", "--json"]).stdout)["total"] == 0
     res = CliRunner().invoke(cli, ["import", "nvbandwidth", str(tmp_path / "missing.json")])
     assert res.exit_code == 1 and "cannot read" in res.output
+
+
+def test_runs_show_collectives_keeps_every_column_of_the_file(store_path):
+    """An imported nccl-tests run shown as nccl-tests prints it: every column kept (time,
+    algbw, busbw, #wrong, out of place and in place), the file's own count column, and
+    headings that tell the two times apart."""
+    r = CliRunner()
+    res = r.invoke(cli, ["import", "nccl-tests", str(ANCHOR / "nt_allgather.txt"), "--json"])
+    pid = loads(res.stdout, Profile).id
+    doc = json.loads(r.invoke(cli, ["runs", "show", pid, "--collectives", "--json"]).stdout)
+    (title, rows), = doc["collectives"].items()
+    assert title == "all_gather fp32 (nccl-tests, host launch)"
+    printed = {int(c[0]): c for c in (line.split() for line in (ANCHOR / "nt_allgather.txt").read_text().splitlines()
+                                      if line.strip() and not line.startswith("#")) if int(c[0]) > 0}
+    assert [row["size"] for row in rows] == sorted(printed)
+    for row in rows:
+        c = printed[row["size"]]
+        assert row["count"] == int(c[1])
+        assert (row["out_time_us"], row["in_time_us"]) == (float(c[5]), float(c[9]))
+        within = 0.011 + float(c[6]) * 0.006 / float(c[5])  # the printed time's rounding, then two decimals
+        assert row["out_algbw_GBps"] == pytest.approx(float(c[6]), abs=within)
+        assert row["out_busbw_GBps"] == pytest.approx(float(c[7]), abs=within)
+        assert (row["out_wrong"], row["in_wrong"]) == (c[8], c[12])
+    text = r.invoke(cli, ["runs", "show", pid, "--collectives"]).output
+    header = [h for h in text.splitlines() if "size (B)" in h][0]
+    assert header.count("#wrong") == 2 and header.count("algbw") == 2 and header.count("busbw") == 2
+    from linkroof.render import collectives_tables
+
+    table = collectives_tables(doc["collectives"]).renderables[0]
+    heads = [c.header for c in table.columns]
+    times = [h for h in heads if "time" in h]
+    assert len(times) == len(set(times)) and "out-of-place time (us)" in times and "in-place time (us)" in times
+
+
+def test_linkroofs_own_collective_table_names_each_time_apart():
+    """linkroof's collectives carry both timings: the host-launch columns say which
+    placement they belong to, so no two time columns share a heading."""
+    from linkroof.profiler.session import bundled_profile
+    from linkroof.render import collectives_tables
+    from linkroof.roofline.summaries import collective_rows
+
+    tables = collective_rows(bundled_profile())
+    table = collectives_tables({"all_reduce fp32 (linkroof)": tables["all_reduce fp32 (linkroof)"]}).renderables[0]
+    times = [c.header for c in table.columns if "time" in c.header]
+    assert len(times) == 4 and len(set(times)) == 4
+    assert "in-place time with host launch (us)" in times

@@ -193,7 +193,7 @@ def topology_detail(click: dict | None, pid: str | None, data: Data) -> Any:
                 and m.spec.mechanism != "nccl" and m.spec.name != "copy_under_compute":
             rows.append({"benchmark": m.spec.name, "mechanism": m.spec.mechanism, "pattern": m.spec.pattern,
                          "gpus": ",".join(map(str, m.spec.devices)), "GB/s": round(gbps(m.bandwidth_bytes_per_s), 1),
-                         "verified": "yes" if m.verified else "NO"})
+                         "verified": m.verified_text})
     order = {"p2p_read": 0, "p2p_write": 0, "bidir": 1}
     mech = {"ce": 0, "sm": 1, "tma": 2}
     rows.sort(key=lambda r: (order.get(r["pattern"], 2), mech.get(r["mechanism"], 3), r["benchmark"]))  # its pairs first

@@ -237,7 +237,7 @@ def topology_figure(topo, profile=None) -> go.Figure:
         best: dict[int, float] = {}
         if profile is not None:  # one pass: each GPU's best measured peer bandwidth as a source
             for m in profile.measurements:
-                if m.verified and m.spec.pattern in ("p2p_write", "p2p_read") and m.spec.devices \
+                if m.trusted and m.spec.pattern in ("p2p_write", "p2p_read") and m.spec.devices \
                         and "parts" not in m.spec.params:
                     src = m.spec.devices[0]
                     best[src] = max(best.get(src, 0.0), m.bandwidth_bytes_per_s)
@@ -340,7 +340,7 @@ def pair_matrix_figure(profile, pattern: str = "p2p_write", mechanism: str = "ce
     n = len(topo.gpus)
     z = [[None] * n for _ in range(n)]
     for m in profile.measurements:
-        if (m.spec.pattern == pattern and m.spec.mechanism == mechanism and len(m.spec.devices) == 2 and m.verified
+        if (m.spec.pattern == pattern and m.spec.mechanism == mechanism and len(m.spec.devices) == 2 and m.trusted
                 and "parts" not in m.spec.params and not m.spec.params.get("sweep")):
             a, b = m.spec.devices
             if a < n and b < n:

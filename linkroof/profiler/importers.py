@@ -92,8 +92,10 @@ def _nvb_measurements(path: str, name: str, matrix: list[list[float | None]], pa
     if kind_info is None:
         return None
     mech, kind = kind_info
-    verified = passed
-    verification = "nvbandwidth reported Passed (its own check)" if passed else "nvbandwidth did not report Passed"
+    # nvbandwidth checks no data: "Passed" says the test ran. Its figures count as printed, labelled.
+    verified = False
+    verification = ("not checked by nvbandwidth (it verifies no data; the test reported Passed)" if passed
+                    else "nvbandwidth did not report Passed (and it verifies no data)")
     out: list[Measurement] = []
 
     def add(mname: str, pattern: str, devices: tuple[int, ...], value: float, latency: bool = False,
@@ -261,9 +263,12 @@ def _parse_nvb_text(text: str, path: str) -> Imported:
 
 def _nccl_measurement(coll: str, ranks: int, size: int, dtype: str, redop: str, root: str, in_place: bool,
                       time_us: float, algbw: float, busbw: float, wrong: str, iters: int,
-                      graph: int = 0) -> Measurement:
+                      graph: int = 0, count: int | None = None) -> Measurement:
     """One nccl-tests figure. With -G (graph launches) its time is the GPU's per call
-    (linkroof's "device" timing); without, the host's launch is in it ("host_launch")."""
+    (linkroof's "device" timing); without, the host's launch is in it ("host_launch").
+    The bandwidths are size / time and that times the bus factor, as nccl-tests computes
+    them before rounding to two decimals (an 8 B row prints 0.00 GB/s); the printed
+    figures and the count column are kept beside them as the file gave them."""
     checked = wrong not in ("N/A", "nan")
     ok = checked and float(wrong) == 0
     coll, dtype = canonical(coll), canonical_dtype(dtype)  # nccl-tests' alltoall and float: all_to_all and fp32
@@ -271,13 +276,17 @@ def _nccl_measurement(coll: str, ranks: int, size: int, dtype: str, redop: str, 
                      params={"dtype": dtype, "redop": redop, "root": root, "in_place": in_place,
                              "timing": "device" if graph else "host_launch"})
     factor = busbw_factor(coll, ranks)
+    seconds = time_us * 1e-6
+    reported = {"median_s": seconds, "bandwidth_bytes_per_s": size / seconds,
+                "busbw_bytes_per_s": size / seconds * factor,
+                "printed_algbw_bytes_per_s": algbw * GB, "printed_busbw_bytes_per_s": busbw * GB}
+    if count is not None:
+        reported["count"] = float(count)
     return Measurement(spec=spec, times_s=(), bytes_per_rep=size,
                        bytes_convention="nccl-tests: algbw = size / time, busbw = algbw x factor",
                        verified=ok, verification=(f"nccl-tests #wrong = {wrong}" if checked
                                                   else "not checked by nccl-tests (#wrong N/A)"),
-                       busbw_factor=factor, source="nccl-tests",
-                       reported={"median_s": time_us * 1e-6, "bandwidth_bytes_per_s": algbw * GB,
-                                 "busbw_bytes_per_s": busbw * GB})
+                       busbw_factor=factor, source="nccl-tests", reported=reported)
 
 
 def parse_nccl_tests(text: str, path: str = "<nccl-tests>") -> Imported:
@@ -293,6 +302,7 @@ def parse_nccl_tests(text: str, path: str = "<nccl-tests>") -> Imported:
     out: list[Measurement] = []
     notes = []
     concluded = False
+    skipped_rows = 0
     for no, line in enumerate(lines, 1):
         m = re.search(r"Collective test starting: (\w+?)_perf", line)
         if m:
@@ -326,21 +336,28 @@ def parse_nccl_tests(text: str, path: str = "<nccl-tests>") -> Imported:
             raise _err(path, no, f"expected 13 columns (size count type redop root, then time algbw busbw #wrong "
                                  f"out-of-place and in-place), got {len(cells)}")
         try:
-            size = int(cells[0])
+            size, count = int(cells[0]), int(cells[1])
             values = [float(c) for c in (cells[5], cells[6], cells[7], cells[9], cells[10], cells[11])]
         except ValueError:
             raise _err(path, no, f"unreadable row {line.strip()!r}") from None
+        if size == 0:
+            skipped_rows += 1  # nothing moved: no figure (nccl-tests prints the empty launch's time)
+            continue
+        if not (values[0] > 0 and values[3] > 0):
+            raise _err(path, no, f"a time of 0 us for {size} B: not a measurement")
         n = max(ranks, 1)
         out.append(_nccl_measurement(coll, n, size, cells[2], cells[3], cells[4], False, values[0], values[1],
-                                     values[2], cells[8], iters, graph))
+                                     values[2], cells[8], iters, graph, count))
         out.append(_nccl_measurement(coll, n, size, cells[2], cells[3], cells[4], True, values[3], values[4],
-                                     values[5], cells[12], iters, graph))
+                                     values[5], cells[12], iters, graph, count))
     if coll is None:
         raise _err(path, 1, "not nccl-tests output (no '# Collective test starting' line)")
     if not concluded:
         raise _err(path, len(lines), "ends before '# Collective test concluded' (truncated?)")
     if not out:
         raise _err(path, None, "no result rows")
+    if skipped_rows:
+        notes.append(f"{skipped_rows} rows of size 0 not imported (nothing moved)")
     return Imported("nccl-tests", out, gpus, hostname=hostname, notes=notes)
 
 
@@ -366,21 +383,30 @@ def _parse_nccl_json(text: str, path: str) -> Imported:
     listed = {g[0] for g in gpus}
     gpus += [(i, gpus[0][1] if gpus else "", "") for i in range(ranks) if i not in listed]
     out = []
+    skipped_rows = 0
     for k, r in enumerate(doc["results"]):
         try:
+            if int(r["size"]) == 0:
+                skipped_rows += 1
+                continue
             for in_place, key in ((False, "out_of_place"), (True, "in_place")):
                 part = r[key]
                 wrong = part.get("nwrong")
+                if not float(part["time"]) > 0:
+                    raise ValueError(f"{key} time {part['time']!r} is not a positive number of microseconds")
                 out.append(_nccl_measurement(coll, ranks, int(r["size"]), str(r["type"]), str(r["redop"]),
                                              str(r["root"]).strip(), in_place, float(part["time"]),
                                              float(part["alg_bw"]), float(part["bus_bw"]),
                                              "N/A" if wrong is None or wrong != wrong else str(wrong), iters,
-                                             int(cfg.get("graph", 0) or 0)))
+                                             int(cfg.get("graph", 0) or 0),
+                                             int(r["count"]) if "count" in r else None))
         except (KeyError, TypeError, ValueError) as e:
             raise _err(path, None, f"results[{k}]: missing or bad field ({e})") from None
     host = devices[0].get("hostname", "") if devices else ""
-    return Imported("nccl-tests", out, gpus, hostname=host,
-                    notes=[f"nccl-tests JSON, NCCL {doc.get('nccl_version', '?')}, env: {', '.join(doc.get('env', []))}"])
+    notes = [f"nccl-tests JSON, NCCL {doc.get('nccl_version', '?')}, env: {', '.join(doc.get('env', []))}"]
+    if skipped_rows:
+        notes.append(f"{skipped_rows} results of size 0 not imported (nothing moved)")
+    return Imported("nccl-tests", out, gpus, hostname=host, notes=notes)
 
 
 IMPORTERS = {"nvbandwidth": parse_nvbandwidth, "nccl-tests": parse_nccl_tests}

@@ -58,7 +58,7 @@ def nccl_baseline(profile: Profile, workload: Workload) -> Baseline | None:
     want = canonical_dtype(str(workload.params.get("dtype") or "fp32"))
     cands = [m for m in profile.measurements if m.spec.mechanism == "nccl"
              and m.spec.pattern == canonical(workload.pattern)
-             and not m.spec.params.get("in_place") and m.spec.params.get("rank_time") != "this rank" and m.verified]
+             and not m.spec.params.get("in_place") and m.spec.params.get("rank_time") != "this rank" and m.trusted]
     if workload.ranks > 1:
         same_ranks = [m for m in cands if len(m.spec.devices) == workload.ranks]
         cands = same_ranks or cands

@@ -80,10 +80,16 @@ def dtype_bytes(dtype: str) -> float:
     return DTYPE_BYTES[d]
 
 
-def element_count(nbytes: int, dtype: str) -> int | None:
-    """Elements of `dtype` in `nbytes` (nccl-tests' count column); None for an unknown type."""
+def element_count(nbytes: int, dtype: str, collective: str = "all_reduce", ranks: int = 1) -> int | None:
+    """nccl-tests' count column: elements of `dtype` in `nbytes`, per rank for the
+    collectives whose size is every rank's together (all-gather: each rank's input;
+    reduce-scatter: each rank's output; all-to-all: what a rank sends each peer is the
+    count over ranks, nccl-tests prints size / element / ranks). None for an unknown type."""
     d = canonical_dtype(dtype)
-    return int(nbytes // DTYPE_BYTES[d]) if d in DTYPE_BYTES else None
+    if d not in DTYPE_BYTES:
+        return None
+    n = int(nbytes // DTYPE_BYTES[d])
+    return n // max(1, ranks) if canonical(collective) in ("all_gather", "reduce_scatter", "all_to_all") else n
 
 
 def layout(collective: str, nbytes: int, ranks: int, element_bytes: int) -> tuple[int, int]:

@@ -111,7 +111,7 @@ def profile_fits(profile: Profile, target: float = 0.10) -> list[Fit]:
     groups: dict[str, dict[int, float]] = {}
     for m in profile.measurements:
         p = m.spec.params
-        if not m.verified or not m.spec.message_bytes or not (m.median_s == m.median_s and m.median_s > 0):
+        if not m.trusted or not m.spec.message_bytes or not (m.median_s == m.median_s and m.median_s > 0):
             continue
         if m.spec.mechanism == "nccl":
             if p.get("in_place") or p.get("rank_time") == "this rank" or \

@@ -69,7 +69,7 @@ def _ratio(value: float, reference: float, unit: str) -> float:
 def _by_key(profile: Profile) -> dict[tuple[Any, ...], Measurement]:
     """Verified figures by spec key alone (a node is held to its baseline whatever its hostname)."""
     return figures_by_key(profile, origin=False,
-                          keep=lambda m: m.verified and m.spec.params.get("rank_time") != "this rank")
+                          keep=lambda m: m.trusted and m.spec.params.get("rank_time") != "this rank")
 
 
 def against_baseline(profile: Profile, baseline: Profile, threshold: float = 0.05) -> GateReport:
@@ -137,7 +137,7 @@ def against_minimums(profile: Profile, minimums: list[dict[str, Any]]) -> GateRe
         limit = entry.get("min", entry.get("max_s"))
         if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not limit > 0:
             raise GateError(f"minimum[{i}]: the limit must be a positive number, got {limit!r}")
-        matched = [m for m in profile.measurements if m.verified and m.spec.name == entry["name"]
+        matched = [m for m in profile.measurements if m.trusted and m.spec.name == entry["name"]
                    and all(entry[k] == getattr(m.spec, k) for k in ("mechanism", "pattern", "message_bytes")
                            if k in entry)
                    and ("devices" not in entry or tuple(entry["devices"]) == m.spec.devices)

@@ -304,7 +304,7 @@ def infer_nvlink(topo: Topology, measurements: tuple[Measurement, ...]) -> froze
     best: dict[tuple[str, str, str], float] = {}
     for m in measurements:
         peer = m.spec.pattern in ("p2p_read", "p2p_write", "bidir") and len(m.spec.devices) == 2
-        if m.verified and "parts" not in m.spec.params and (peer or m.spec.mechanism == "nccl"):
+        if m.trusted and "parts" not in m.spec.params and (peer or m.spec.mechanism == "nccl"):
             value = m.figure[0]
             if value == value:
                 best[_group(m)] = max(value, best.get(_group(m), 0.0))
@@ -348,7 +348,7 @@ def _usable(topo: Topology, m: Measurement) -> bool:
     beside other work (a copy while a GEMM ran)."""
     launch = m.spec.params.get("timing") == "host_launch" and m.source == "linkroof"
     beside = m.spec.params.get("beside", "nothing") != "nothing"  # taken while other work shared the GPU
-    return (m.verified and "parts" not in m.spec.params and not launch and not beside
+    return (m.trusted and "parts" not in m.spec.params and not launch and not beside
             and not any(w.startswith("above spec") for w in m.warnings))
 
 

@@ -114,9 +114,12 @@ def warnings_of(profile: Profile, model: MachineModel | None = None) -> list[str
     """What a reader should know first: unverified, throttled, above-spec figures,
     inactive NVLinks, links far below spec, skipped benchmarks."""
     out = []
-    bad = [m for m in profile.measurements if not m.verified]
+    bad = [m for m in profile.measurements if not m.trusted]
     if bad:
         out.append(f"{len(bad)} unverified figures (e.g. {bad[0].spec.name}: {bad[0].verification})")
+    unchecked = sorted({m.source for m in profile.measurements if m.as_printed})
+    if unchecked:
+        out.append(f"figures imported as printed, not checked by {', '.join(unchecked)} (nvbandwidth verifies no data)")
     throttled = sorted({w for m in profile.measurements for w in m.warnings if "throttled" in w})
     out += throttled
     above = [m for m in profile.measurements if any(w.startswith("above spec") for w in m.warnings)]
@@ -233,11 +236,18 @@ def collective_rows(profile: Profile) -> dict[str, list[dict[str, Any]]]:
         if s.mechanism != "nccl" or s.params.get("rank_time") == "this rank":
             continue
         dtype = str(s.params.get("dtype", "fp32"))
-        title = f"{s.pattern} {dtype} ({m.source})"
+        launch = s.params.get("timing") == "host_launch"
+        # an imported run is one timing, its own (nccl-tests plain: the host's launch in it; -G: graph replays)
+        title = f"{s.pattern} {dtype} ({m.source})" if m.source == "linkroof" else \
+            f"{s.pattern} {dtype} ({m.source}, {'host launch' if launch else 'graph launch, -G'})"
+        count = m.reported.get("count")
         row = groups.setdefault(title, {}).setdefault(s.message_bytes, {
-            "size": s.message_bytes, "count": element_count(s.message_bytes, dtype), "type": dtype, "redop": s.params.get("redop", ""), "root": s.params.get("root", "")})
+            "size": s.message_bytes,
+            "count": int(count) if count is not None else element_count(s.message_bytes, dtype, s.pattern,
+                                                                          len(s.devices)),
+            "type": dtype, "redop": s.params.get("redop", ""), "root": s.params.get("root", "")})
         place_ = "in" if s.params.get("in_place") else "out"
-        prefix = f"{place_}_launch" if s.params.get("timing") == "host_launch" else place_
+        prefix = f"{place_}_launch" if launch and m.source == "linkroof" else place_
         row[f"{prefix}_time_us"] = round(m.median_s * 1e6, 2)
         row[f"{prefix}_algbw_GBps"] = round(m.bandwidth_bytes_per_s / 1e9, 2)
         row[f"{prefix}_busbw_GBps"] = round(m.busbw_bytes_per_s / 1e9, 2)
