@@ -94,6 +94,7 @@ def cli(ctx: click.Context, store: str | None) -> None:
     """
     ctx.ensure_object(dict)
     ctx.obj["store"] = store
+    _HERE.clear()  # this machine is probed afresh by each command
 
 
 @cli.command()
@@ -164,18 +165,28 @@ def run(ctx: click.Context, as_json: bool, no_save: bool, label: str | None, no_
     saved_to = None
     if not no_save:
         with _store(ctx) as store:
-            store.put(profile, replace=fallback is not None)  # the reference is stored once, however often shown
-            saved_to = store.path
+            try:
+                store.put(profile)  # the reference is stored once, however often shown
+                saved_to = store.path
+            except LinkroofError:
+                if fallback is None:
+                    raise
+                profile = store.get(profile.id)  # extended since (import --into): kept, and shown as it is
+                _warn(f"Profile {profile.id} in the store differs from the bundled reference (figures were added "
+                      "to it): kept as it is, nothing overwritten; showing it.")
     if as_json:
         from .schema import dumps
 
-        _echo_json(dumps(profile))
+        # what is printed says what it is (the stored copy stays the bundled document)
+        _echo_json(dumps(dataclasses.replace(profile, notes=profile.notes + (fallback,)) if fallback else profile))
     else:
         from .render import bench_summary, topology_view
 
         _console().print(topology_view(profile.topology))
         if profile.measurements:
             _console().print(bench_summary(profile))
+        if fallback:
+            _warn(fallback)  # once more under the tables, where a reader ends up
     if saved_to:
         click.echo(f"Saved profile {profile.id} to {saved_to}", err=True)
     if as_json:
@@ -186,12 +197,12 @@ def run(ctx: click.Context, as_json: bool, no_save: bool, label: str | None, no_
         from .dashboard.app import create_app
 
         click.echo(f"Dashboard on http://127.0.0.1:{port}/  (Ctrl-C to stop)", err=True)
-        create_app(ctx.obj.get("store"), profile).run(host="127.0.0.1", port=port)
+        create_app(ctx.obj.get("store"), profile, here=_probe_here()).run(host="127.0.0.1", port=port)
     else:
         from .dashboard.report import report_html
 
         try:
-            Path("linkroof-report.html").write_text(report_html(profile))
+            Path("linkroof-report.html").write_text(report_html(profile, fallback))
         except OSError as e:
             saved = f"profile {profile.id} is saved; " if saved_to else ""
             raise UserError(f"cannot write linkroof-report.html in this folder ({e.strerror or e}); {saved}"
@@ -365,15 +376,31 @@ def _load_profile(ctx: click.Context, which: str | None) -> Any:
     return profile
 
 
+_HERE: list[Any] = []
+
+
 def _probe_here() -> Any:
-    """This machine's topology, or None where no GPU can be probed."""
+    """This machine's topology, or None where no GPU can be probed (probed once a run)."""
     from .errors import NoGpuError
     from .profiler import probe as probe_mod
 
-    try:
-        return probe_mod.probe()
-    except NoGpuError:
-        return None
+    if not _HERE:
+        try:
+            _HERE.append(probe_mod.probe())
+        except NoGpuError:
+            _HERE.append(None)
+    return _HERE[0]
+
+
+def _banner(profile: Any) -> str | None:
+    """Say first, on stderr, when the profile shown is not this machine's (the bundled
+    reference, or another machine's); the same line tops the dashboard and the report."""
+    from .profiler.session import provenance
+
+    text = provenance(profile, _probe_here())
+    if text:
+        _warn(text)
+    return text
 
 
 def _placement_profile(ctx: click.Context, which: str | None, force: bool, workload: Any = None) -> tuple[Any, Any]:
@@ -389,6 +416,7 @@ def _placement_profile(ctx: click.Context, which: str | None, force: bool, workl
     here = _probe_here()
     profile, why = pick_profile(ctx.obj.get("store"), here, workload)
     _say_profile(profile, why)
+    _banner(profile)
     if here is None:
         click.echo("No GPU here: cannot check that this profile describes the machine the time came from.", err=True)
     return profile, here
@@ -471,6 +499,7 @@ def roofline(ctx: click.Context, which: str | None, workload: str | None, time_:
         profile, _ = _placement_profile(ctx, which, force, wl)
     else:
         profile = _load_profile(ctx, which)
+    banner = _banner(profile)
     model = MachineModel.from_profile(profile)
     if workload:
         from .roofline.baseline import nccl_baseline
@@ -497,7 +526,7 @@ def roofline(ctx: click.Context, which: str | None, workload: str | None, time_:
 
         from .roofline.cost import machine_terms
 
-        doc = {"profile": profile.id, "gpu": model.gpu_name, "roofs": to_dict(model.roofs),
+        doc = {"profile": profile.id, "provenance": banner, "gpu": model.gpu_name, "roofs": to_dict(model.roofs),
                "ridge_points": [{"dtype": d, "resource": r, "flop_per_byte": v} for d, r, v in model.ridge_points()],
                "cost_terms": machine_terms(profile), "placements": to_dict(placements)}
         if show_fits:
@@ -554,7 +583,9 @@ def advise(ctx: click.Context, size: str, pattern: str, dtype: str | None, which
         raise click.BadParameter(str(e), param_hint="--size") from None
     if nbytes <= 0:
         raise click.BadParameter(f"{size!r}: a message size must be at least 1 byte", param_hint="--size")
-    advice = run_advise(_load_profile(ctx, which), nbytes, pattern, dtype=dtype)
+    chosen = _load_profile(ctx, which)
+    _banner(chosen)
+    advice = run_advise(chosen, nbytes, pattern, dtype=dtype)
     if as_json:
         import dataclasses
         import json
@@ -682,7 +713,7 @@ def dashboard(ctx: click.Context, which: str | None, host: str, port: int, debug
     if host not in ("127.0.0.1", "localhost", "::1"):
         _warn(f"Warning: serving on {host}: the dashboard has no login; anyone who can reach this address "
                     "can read and add profiles.",)
-    app = create_app(ctx.obj.get("store"), profile)
+    app = create_app(ctx.obj.get("store"), profile, here=_probe_here())
     click.echo(f"linkroof dashboard on http://{host}:{port}/  (Ctrl-C to stop)", err=True)
     app.run(host=host, port=port, debug=debug)
 
@@ -701,7 +732,7 @@ def report(ctx: click.Context, which: str | None, out: str, images: str | None) 
     from .dashboard.report import write_figure
 
     profile = _load_profile(ctx, which)
-    _write(out, report_html(profile))
+    _write(out, report_html(profile, _banner(profile)))
     click.echo(f"Wrote {out} ({Path(out).stat().st_size / 1e6:.1f} MB) for profile {profile.id}", err=True)
     if images:
         try:
@@ -774,6 +805,8 @@ def check(ctx: click.Context, baseline: str | None, which: str | None, threshold
     except gate.GateError as e:
         raise click.BadParameter(str(e)) from None
     profile = _check_subject(ctx, which)
+    if not as_json:
+        _banner(profile)
     report = gate.GateReport()
     if baseline is not None:
         minimums = _minimums_file(baseline)
@@ -867,6 +900,8 @@ def runs_show(ctx: click.Context, profile_id: str, collectives: bool, as_json: b
     """Show one profile (an id, or a unique prefix of one)."""
     with _store(ctx) as store:
         profile = store.get(profile_id)
+    if not as_json:
+        _banner(profile)
     if collectives:
         from .roofline.summaries import collective_rows
 
@@ -1011,7 +1046,9 @@ def runs_import(ctx: click.Context, file: str, replace: bool) -> None:
     profile = load_profile_file(file)
     with _store(ctx) as store:
         store.put(profile, replace=replace)
-    click.echo(f"Imported profile {profile.id}")
+        unchanged = store.unchanged
+    click.echo(f"Profile {profile.id} is already in the store, identical: nothing to do" if unchanged
+               else f"Imported profile {profile.id}")
 
 
 @runs.command("rm")

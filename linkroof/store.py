@@ -110,6 +110,7 @@ class Store:
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path) if path is not None else default_path()
         self.read_only = False
+        self.unchanged = False  # the last put found the same document already stored
         try:
             if self.path.exists() and not (os.access(self.path, os.W_OK) and os.access(self.path.parent, os.W_OK)):
                 self.read_only = True  # immutable: no WAL or shared-memory files next to it
@@ -139,14 +140,25 @@ class Store:
         self.conn.close()
 
     def put(self, profile: Profile, replace: bool = False) -> str:
-        """Save a profile in one transaction; returns its id."""
+        """Save a profile in one transaction; returns its id. A profile already stored
+        under that id is never overwritten unless `replace`: the same document again
+        changes nothing (`self.unchanged` is then True); another one is refused."""
         if self.read_only:
             raise StoreError(f"the store at {self.path} is read-only here: it can be read, not written "
                              "(use --store for another one)")
         document = dumps(profile, indent=None)
+        self.unchanged = False
         try:
             self.conn.execute("BEGIN IMMEDIATE")
             try:
+                row = self.conn.execute("SELECT document FROM profiles WHERE id = ?", (profile.id,)).fetchone()
+                if row is not None and row[0] == document:
+                    self.conn.execute("COMMIT")
+                    self.unchanged = True
+                    return profile.id
+                if row is not None and not replace:
+                    raise StoreError(f"a profile with id {profile.id} is already in the store, with other contents: "
+                                     "nothing was written (replace it explicitly, e.g. runs import --replace)")
                 if replace:
                     self.conn.execute("DELETE FROM profiles WHERE id = ?", (profile.id,))
                 self.conn.execute(
@@ -157,7 +169,8 @@ class Store:
                 self.conn.executemany(
                     "INSERT INTO measurements VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", _measurement_rows(profile))
             except BaseException:
-                self.conn.execute("ROLLBACK")
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
                 raise
             self.conn.execute("COMMIT")
         except sqlite3.IntegrityError:

@@ -186,7 +186,7 @@ def test_runs_lifecycle(runner, store_path, tmp_path):
     res = runner.invoke(cli, ["runs", "import", str(out)])
     assert res.exit_code == 0 and pid in res.output
     again = runner.invoke(cli, ["runs", "import", str(out)])
-    assert again.exit_code == 1 and "already in the store" in again.output
+    assert again.exit_code == 0 and "already in the store, identical: nothing to do" in again.output
     assert runner.invoke(cli, ["runs", "import", "--replace", str(out)]).exit_code == 0
     assert json.loads(runner.invoke(cli, ["runs", "list", "--json"]).stdout)["total"] == 2
     page2 = json.loads(runner.invoke(cli, ["runs", "list", "--json", "--limit", "1", "--page", "2"]).stdout)
@@ -288,3 +288,35 @@ def test_bench_help_names_every_family():
     assert res.exit_code == 0
     text = " ".join(res.output.split())
     assert all(f in text for f in FAMILIES), [f for f in FAMILIES if f not in text]
+
+
+def test_another_machines_profile_says_so_everywhere(runner, no_gpu, store_path, tmp_path):
+    """The bundled reference shown on a machine without a GPU says what it is: first on
+    stderr of every command that shows it, in the JSON of roofline, at the top of the
+    report and of every dashboard page; its probe header names it, not 'nvml'."""
+    from linkroof.dashboard import app as A
+    from linkroof.profiler.session import bundled_profile, provenance
+
+    text = provenance(bundled_profile(), None)
+    assert "bundled reference profile" in text and "2 x NVIDIA H200 on vm, 2026-11-30" in text
+    for args in (["roofline", "--profile", "reference"], ["advise", "--size", "1M", "--profile", "reference"]):
+        res = runner.invoke(cli, args)
+        assert res.exit_code == 0 and res.stderr.splitlines()[0].startswith("This is linkroof's bundled reference")
+    doc = json.loads(runner.invoke(cli, ["roofline", "--profile", "reference", "--json"]).stdout)
+    assert doc["provenance"] == text
+    out = tmp_path / "r.html"
+    assert runner.invoke(cli, ["report", "--profile", "reference", "--out", str(out)]).exit_code == 0
+    html = out.read_text()
+    assert html.index("class='banner'") < html.index("<h1>") and "bundled reference profile" in html
+    run = runner.invoke(cli, ["run", "--no-dashboard"])
+    assert "source: bundled reference h200x2 (recorded through nvml on vm, 2026-11-30)" in run.output
+    data = A.Data(str(store_path), None, here=None)
+    for path in [p for p, _ in A.PAGES]:
+        page = A.render_page(path, "reference", data)
+        assert A.Id.BANNER.value in str(page) and "bundled reference profile" in str(page), path
+    # a profile of this very machine carries no banner
+    ref = bundled_profile()
+    mine = dataclasses.replace(ref, id="20261201-000000-000000", topologies=tuple(
+        dataclasses.replace(t, source="nvml") for t in ref.topologies))
+    assert provenance(mine, mine.topology) is None and "another machine" in provenance(
+        mine, dataclasses.replace(mine.topology, gpus=mine.topology.gpus[:1]))

@@ -113,7 +113,13 @@ def test_figure_builders_on_the_reference():
     assert heat.layout.yaxis.title.text == "source" and "% of spec" in heat.layout.title.text
     sweep = F.bandwidth_sweep_figure(model)
     assert sweep.layout.xaxis.type == "log" and sweep.layout.yaxis.title.text == "GB/s"
-    assert all("(nvlink)" in t.name for t in sweep.data if t.name)
+    named = [t for t in sweep.data if t.showlegend is not False]
+    assert len({t.name for t in named}) == len(named)  # no duplicate legend entries (the ungated ce read has its own)
+    assert "ce (ungated) p2p_read" in {t.name for t in named} and not any("nccl" in t.name for t in named)
+    colours = {}
+    for t in named:  # one colour per mechanism
+        colours.setdefault(t.name.split()[0], set()).add(t.line.color)
+    assert all(len(c) == 1 for c in colours.values()) and len({c.pop() for c in colours.values()}) == len(colours)
     blocks = F.sm_sweep_figure(p)
     lines = [t for t in blocks.data if t.showlegend is not False]
     assert {t.name for t in lines} == {"sm p2p_read", "tma p2p_read", "red p2p_write", "tma_red p2p_write"}

@@ -94,3 +94,37 @@ def test_nvbandwidth_0_8_bidirectional_tests_import():
     assert totals and max(m.bandwidth_bytes_per_s for m in totals) == pytest.approx(778.81e9)
     model = MachineModel.from_profile(factories.profile(got.measurements, topologies=[bare_topology(got, "x")]))
     assert model.find("link:nvlink", "measured", "ce").value > 380e9
+
+
+@pytest.mark.parametrize("tool, name", [("nvbandwidth", "nvb.json"), ("nccl-tests", "nt_allreduce.txt")])
+def test_imports_draw_no_empty_chart_and_print_no_none(tool, name, tmp_path):
+    """An import in every view: no literal None, no blank heatmap or empty % chart (a
+    view with nothing says what is missing), the topology drawn as unknown links (or
+    NVLink inferred), never as PCIe through a '?' CPU, and the inferred NVLink roof on
+    the roofline."""
+    from linkroof.dashboard import app as A
+    from linkroof.dashboard import figures as F
+    from linkroof.dashboard.report import missing_figures, report_figures, report_html
+    from linkroof.profiler.importers import bare_topology, import_file, imported_environment
+    from linkroof.profiler.session import make_profile
+    from linkroof.roofline.model import MachineModel
+
+    imp = import_file(tool, ANCHOR / name)
+    p = make_profile([bare_topology(imp, name)], [imported_environment(imp)], imp.measurements, label=name)
+    html = report_html(p)
+    assert ">None<" not in html and "None " not in html.replace("None yet", "")
+    titles = [t for t, _ in report_figures(p)]
+    assert all(t not in titles for t, _ in missing_figures(p)) and "Not drawn" in html
+    for t, fig in report_figures(p):
+        z = [v for tr in fig.data if getattr(tr, "z", None) is not None for row in tr.z for v in row]
+        assert not z or any(v is not None for v in z), t
+    topo = F.topology_figure(p.topology, p)
+    names = {t.name for t in topo.data}
+    assert "NVLink (inferred from the figures)" in names and "PCIe" not in names and "CPU" not in names
+    roof = F.roofline_figure(MachineModel.from_profile(p))
+    assert any("NVLink measured" in (t.name or "") and "inferred" in t.name for t in roof.data)
+    data = A.Data(str(tmp_path / "s.sqlite"), p)
+    page = str(A.page_overview(data, None))
+    assert "None" not in page.replace("'NoneType'", "")
+    if tool == "nccl-tests":  # no link spec: no % chart with an empty axis, a note instead
+        assert A.Id.OVERVIEW_HEADLINE.value not in page and "No figure has a known spec" in page

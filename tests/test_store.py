@@ -1,6 +1,8 @@
 """The SQLite store: round trips, listing, and writes that are all-or-nothing."""
 
+import dataclasses
 import subprocess
+from pathlib import Path
 import sys
 import textwrap
 
@@ -88,10 +90,14 @@ def test_duplicate_and_missing(tmp_path):
     p = profile()
     with Store(tmp_path / "s.sqlite") as s:
         s.put(p)
-        with pytest.raises(StoreError, match="already in the store"):
-            s.put(p)
-        s.put(p, replace=True)
-        assert s.count() == 1
+        s.put(p)  # the same document again: nothing to do, nothing lost
+        assert s.unchanged and s.count() == 1
+        other = dataclasses.replace(p, label="changed")
+        with pytest.raises(StoreError, match="already in the store, with other contents: nothing was written"):
+            s.put(other)
+        assert s.get(p.id).label == p.label
+        s.put(other, replace=True)
+        assert s.count() == 1 and s.get(p.id).label == "changed" and not s.unchanged
         with pytest.raises(StoreError, match="no profile"):
             s.get("missing")
         with pytest.raises(StoreError, match="no profile"):
@@ -136,3 +142,58 @@ def test_readonly_store_write_fails_cleanly(tmp_path):
     with pytest.raises(StoreError, match="cannot write"):
         s.put(profile())
     s.close()
+
+
+def test_no_command_overwrites_a_stored_profile_that_differs(tmp_path, monkeypatch):
+    """Nothing lost: `run` with no GPU stores the bundled reference once and never over a
+    stored copy that was extended (import --into); `runs import` of a changed file with
+    the same id is refused unless --replace, and of the same file changes nothing;
+    `import` makes a new profile each time."""
+    import json
+
+    from click.testing import CliRunner
+
+    from linkroof.cli import cli
+    from linkroof.schema import dumps
+
+    monkeypatch.chdir(tmp_path)
+    store = str(tmp_path / "s.sqlite")
+    r = CliRunner()
+
+    def go(*args):
+        return r.invoke(cli, ["--store", store, *args])
+
+    first = go("run", "--no-dashboard")
+    assert first.exit_code == 0, first.output
+    with Store(store) as s:
+        (row,) = s.list()
+        ref_id, n = row["id"], row["measurements"]
+    anchor = Path(__file__).parent / "data" / "anchor" / "nt_allgather.txt"
+    assert go("import", "nccl-tests", str(anchor), "--into", ref_id).exit_code == 0
+    with Store(store) as s:
+        extended = s.get(ref_id)
+    assert len(extended.measurements) > n
+    again = go("run", "--no-dashboard")
+    assert again.exit_code == 0, again.output
+    assert "nothing overwritten" in again.output
+    with Store(store) as s:
+        assert len(s.get(ref_id).measurements) == len(extended.measurements)  # the imported figures are still there
+    # runs import: the same file is a no-op, a changed one with the same id is refused
+    f = tmp_path / "p.json"
+    f.write_text(dumps(extended))
+    same = go("runs", "import", str(f))
+    assert same.exit_code == 0 and "identical: nothing to do" in same.output
+    changed = json.loads(f.read_text())
+    changed["label"] = "edited"
+    f.write_text(json.dumps(changed))
+    refused = go("runs", "import", str(f))
+    assert refused.exit_code == 1 and "nothing was written" in refused.output
+    with Store(store) as s:
+        assert s.get(ref_id).label == extended.label
+    assert go("runs", "import", str(f), "--replace").exit_code == 0
+    with Store(store) as s:
+        assert s.get(ref_id).label == "edited"
+    # import: a new profile every time, nothing replaced
+    before = Store(store).count()
+    assert go("import", "nccl-tests", str(anchor)).exit_code == 0 and go("import", "nccl-tests", str(anchor)).exit_code == 0
+    assert Store(store).count() == before + 2

@@ -60,14 +60,18 @@ class Id(str, Enum):
     FITS_GRAPH = "fits-graph"
     DECOMPOSITION_GRAPH = "decomposition-graph"
     COLL_TABLE = "collectives-table"
+    BANNER = "provenance-banner"
 
 
 class Data:
-    """Where profiles come from: the store, the bundled reference and an explicit one."""
+    """Where profiles come from: the store, the bundled reference and an explicit one;
+    `here` is this machine's topology (None without a GPU), to say when a profile shown
+    is another machine's."""
 
-    def __init__(self, store_path: str | None, profile: Profile | None = None):
+    def __init__(self, store_path: str | None, profile: Profile | None = None, here: Any = None):
         self.store_path = store_path
         self.pinned = profile
+        self.here = here
         self.reference = bundled_profile()
         self._cache: dict[str, Profile] = {}
 
@@ -141,14 +145,19 @@ def page_overview(data: Data, pid: str | None) -> Any:
     p = data.get(pid)
     model = data.model(pid)
     gpus = [{"gpu": g.index, "name": str(g.name), "bus id": str(g.pci_bus_id), "memory GB":
-             round(gbps(g.memory_total_bytes), 1) if isinstance(g.memory_total_bytes, int) else None,
+             round(gbps(g.memory_total_bytes), 1) if isinstance(g.memory_total_bytes, int) else "unknown",
              "NVLinks active": len(g.active_nvlinks) if g.nvlinks or not t.source.startswith("import:") else "unknown",
              "PCIe": f"Gen{g.pcie_gen_max} x{g.pcie_width_max}" if known(g.pcie_gen_max) else "unknown",
              "NUMA": show(g.numa_affinity, str)} for t in p.topologies for g in t.gpus]
     warn = warnings_of(p, model)
     rows = headline_rows(p, model)
-    headline = (html.Div([html.Div(_table(rows), style={"flex": "1"}),
-                          html.Div(_graph(F.headline_figure(rows), Id.OVERVIEW_HEADLINE.value), style={"flex": "1"})],
+    against_spec = [r for r in rows if r.get("percent_of_spec") is not None]
+    chart = (_graph(F.headline_figure(rows), Id.OVERVIEW_HEADLINE.value) if against_spec else
+             _missing("No figure has a known spec to hold it to (an imported tool's output names no link spec): the "
+                      "table gives the measured figures."))
+    headline = (html.Div([html.Div(_table([{k: ("unknown" if v is None else v) for k, v in r.items()} for r in rows]),
+                                   style={"flex": "1"}),
+                          html.Div(chart, style={"flex": "1"})],
                          style={"display": "flex", "gap": "12px"}) if rows else
                 _missing("No headline figure to hold against spec: `linkroof bench` measures links, HBM and GEMMs "
                          "(a profile from `linkroof probe` or an import may hold none)."))
@@ -376,13 +385,29 @@ def upload(contents: str | None, filename: str | None, data: Data) -> Any:
     try:
         with data.store() as s:
             s.put(profile)
+            unchanged = s.unchanged
     except LinkroofError as e:
         return html.Div(f"{filename}: {e}", className="upload-error", style={"color": "red"})
+    if unchanged:
+        return html.Div(f"{filename}: profile {profile.id} is already in the store, identical: nothing to do",
+                        className="upload-ok", style={"color": "green"})
     return html.Div(f"{filename}: added profile {profile.id}", className="upload-ok", style={"color": "green"})
 
 
 PAGE_BUILDERS = {"/": page_overview, "/topology": page_topology, "/bandwidth": page_bandwidth,
                  "/collectives": page_collectives, "/roofline": page_roofline, "/runs": page_runs}
+
+
+def banner(pid: str | None, data: Data) -> Any:
+    """The line that tops every page when the profile shown is not this machine's."""
+    from dash import html
+
+    from ..profiler.session import provenance
+
+    text = provenance(data.get(pid), data.here)
+    return html.Div(text, id=Id.BANNER.value, className="banner",
+                    style={"background": "#fcf8e3", "color": "#8a6d3b", "border": "1px solid #faebcc",
+                           "padding": "8px", "fontWeight": "bold", "marginBottom": "8px"}) if text else None
 
 
 def render_page(pathname: str | None, pid: str | None, data: Data) -> Any:
@@ -391,15 +416,17 @@ def render_page(pathname: str | None, pid: str | None, data: Data) -> Any:
     builder = PAGE_BUILDERS.get(pathname or "/")
     if builder is None:
         return html.Div([html.H2("Not found"), html.P(f"No page {pathname}")])
-    return builder(data, pid)
+    top = banner(pid, data)
+    page = builder(data, pid)
+    return html.Div([top, page]) if top is not None else page
 
 
-def create_app(store_path: str | None = None, profile: Profile | None = None) -> Any:
+def create_app(store_path: str | None = None, profile: Profile | None = None, here: Any = None) -> Any:
     import dash
     import dash_ag_grid  # noqa: F401 - component libraries must be loaded before the first callback
     from dash import Input, Output, State, dcc, html
 
-    data = Data(store_path, profile)
+    data = Data(store_path, profile, here)
     app = dash.Dash(__name__, title="linkroof", suppress_callback_exceptions=True)
     choices = data.choices()
     app.layout = html.Div([

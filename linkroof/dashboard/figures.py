@@ -81,6 +81,9 @@ def roofline_figure(model: MachineModel, placements: Sequence[Placement] = (), d
         link_roof = _link_roof(model, kind)
         for dt in dtypes:
             comp = model.compute(dt, kind)
+            borrowed = False
+            if comp is None and kind == "measured" and link_roof is not None:
+                comp, borrowed = model.compute(dt, "spec"), True  # an import: a measured link under spec compute
             if comp is None or not known(comp.value):
                 continue
             tops.append(comp.value)
@@ -92,7 +95,10 @@ def roofline_figure(model: MachineModel, placements: Sequence[Placement] = (), d
                 ridge = comp.value / lr.value
                 xs = [lo, min(max(ridge, lo), hi), hi]
                 ys = [lo * lr.value if ridge > lo else comp.value, comp.value, comp.value]
-                label = f"{dt} {kind}: {_tf(comp.value)} | {LINK_NAMES[link]} {_gb(lr.value)}"
+                inferred = " (NVLink inferred from the figures)" if "NVLink inferred" in lr.basis else ""
+                label = (f"{dt}: spec compute {_tf(comp.value)} | {LINK_NAMES[link]} measured {_gb(lr.value)}"
+                         f"{inferred}" if borrowed else
+                         f"{dt} {kind}: {_tf(comp.value)} | {LINK_NAMES[link]} {_gb(lr.value)}{inferred}")
                 if lo < ridge < hi:
                     ridges.append((ridge, comp.value, f"{dt} {kind} ridge: {ridge:,.0f} FLOP per {LINK_NAMES[link]} "
                                                       f"byte"))
@@ -145,12 +151,23 @@ def bandwidth_roofline_figure(model: MachineModel, placements: Sequence[Placemen
     message size, under the measured ceiling per mechanism (from the sweeps) and the
     spec line. Workloads with no FLOPs are placed here."""
     fig = go.Figure()
+    swept: set[str] = set()
     for c in model.curves:
         if c.link != "nvlink" or len(c.points) < 4:
             continue
         sizes, bws = zip(*c.points)
-        fig.add_trace(go.Scatter(x=sizes, y=[gbps(b) for b in bws], mode="lines", name=f"{c.mechanism} {c.pattern} "
-                                 f"ceiling (peak {_gb(c.peak())})", line={"width": 1.5}))
+        swept.add(c.mechanism)
+        fig.add_trace(go.Scatter(x=sizes, y=[gbps(b) for b in bws], mode="lines",
+                                 name=f"{curve_name(c)} ceiling (peak {_gb(c.peak())})",
+                                 line={"width": 1.5, "color": MECHANISM_COLORS.get(c.mechanism),
+                                       "dash": PATTERN_DASH.get(c.pattern, "solid")}))
+    span = [4096, 1 << 30]
+    for r in model.roofs:  # mechanisms measured at one size only (an nvbandwidth import): their ceiling, flat
+        if r.resource == "link:nvlink" and r.kind == "measured" and r.mechanism not in swept and known(r.value):
+            inferred = ", NVLink inferred" if "NVLink inferred" in r.basis else ""
+            fig.add_trace(go.Scatter(x=span, y=[gbps(r.value)] * 2, mode="lines",
+                                     name=f"{r.mechanism} measured ceiling {_gb(r.value)} (one size{inferred})",
+                                     line={"width": 1.5, "dash": "dot", "color": MECHANISM_COLORS.get(r.mechanism)}))
     spec = model.find("link:nvlink", "spec")
     if spec is not None and known(spec.value):
         fig.add_hline(y=gbps(spec.value), line_dash="dash", annotation_text=f"NVLink spec {_gb(spec.value)}")
@@ -169,21 +186,39 @@ def bandwidth_roofline_figure(model: MachineModel, placements: Sequence[Placemen
     return fig
 
 
+MECHANISM_COLORS = {"ce": "#1f77b4", "sm": "#ff7f0e", "tma": "#2ca02c", "red": "#d62728", "tma_red": "#9467bd",
+                    "nccl": "#8c564b"}
+PATTERN_DASH = {"p2p_read": "solid", "p2p_write": "dash", "bidir": "dot"}
+
+
+def curve_name(c: Any) -> str:
+    """One legend entry per curve: mechanism (with its variant), pattern, and the link
+    where it is not NVLink."""
+    return f"{c.label} {c.pattern}" + (f" ({LINK_NAMES.get(c.link, c.link)})" if c.link != "nvlink" else "")
+
+
 def bandwidth_sweep_figure(model: MachineModel, pattern: str | None = None) -> go.Figure:
-    """Bandwidth against message size per mechanism, with each mechanism's 90 % size marked."""
+    """Bandwidth against message size per copy mechanism (collectives have their own
+    page): one colour per mechanism, one dash per direction, a variant (ungated, staged)
+    with open markers; each curve's 90 % size marked in its colour."""
     fig = go.Figure()
     for c in model.curves:
-        if (pattern and c.pattern != pattern) or c.link not in ("nvlink", "pcie_peer") or len(c.points) < 4:
+        if (pattern and c.pattern != pattern) or c.link not in ("nvlink", "pcie_peer") or len(c.points) < 4 \
+                or c.mechanism == "nccl":
             continue
         sizes, bws = zip(*c.points)
-        fig.add_trace(go.Scatter(x=sizes, y=[gbps(b) for b in bws], mode="lines+markers",
-                                 name=f"{c.mechanism} {c.pattern} ({c.link})",
-                                 hovertemplate="%{x} B: %{y:.1f} GB/s<extra></extra>"))
+        name = curve_name(c)
+        color = MECHANISM_COLORS.get(c.mechanism, "#7f7f7f")
+        fig.add_trace(go.Scatter(x=sizes, y=[gbps(b) for b in bws], mode="lines+markers", name=name,
+                                 legendgroup=name, line={"color": color, "dash": PATTERN_DASH.get(c.pattern, "solid")},
+                                 marker={"color": color, "size": 5,
+                                         "symbol": "circle-open" if c.variant else "circle"},
+                                 hovertemplate=f"{name}<br>%{{x}} B: %{{y:.1f}} GB/s<extra></extra>"))
         s90 = c.reaches(0.9)
         if s90:
             fig.add_trace(go.Scatter(x=[s90], y=[gbps(c.at(s90))], mode="markers", showlegend=False,
-                                     marker={"symbol": "x", "size": 10},
-                                     hovertemplate=f"{c.mechanism}: 90% of peak at %{{x}} B<extra></extra>"))
+                                     legendgroup=name, marker={"symbol": "x", "size": 10, "color": color},
+                                     hovertemplate=f"{name}: 90% of peak at %{{x}} B<extra></extra>"))
     spec = model.find("link:nvlink", "spec")
     if spec is not None and known(spec.value):
         fig.add_hline(y=gbps(spec.value), line_dash="dash", annotation_text=f"NVLink spec {_gb(spec.value)}")
@@ -208,9 +243,49 @@ def headline_figure(rows: list[dict]) -> go.Figure:
     return fig
 
 
+def imported_topology_figure(topo, profile=None) -> go.Figure:
+    """An imported tool's topology: its GPUs, and between each pair the link as far as
+    the figures tell (NVLink where a figure is faster than any PCIe x16 link, inferred
+    and drawn dashed), else unknown (dotted). No CPU, NUMA or NIC is drawn: the output
+    does not name them."""
+    from ..roofline.model import infer_nvlink
+
+    n = len(topo.gpus)
+    gx = {g.index: i - (n - 1) / 2 for i, g in enumerate(topo.gpus)}
+    inferred = bool(profile is not None and infer_nvlink(topo, profile.measurements))
+    kind = "NVLink (inferred from the figures)" if inferred else "link unknown (not in the imported output)"
+    xs: list = []
+    ys: list = []
+    for a in topo.gpus:
+        for b in topo.gpus:
+            if a.index < b.index:
+                xs += [gx[a.index], gx[b.index], None]
+                ys += [0, 0.35 * abs(gx[b.index] - gx[a.index]) ** 0.5, None] if n > 2 else [0, 0, None]
+    fig = go.Figure()
+    if xs:
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=kind, hoverinfo="skip",
+                                 line={"width": 2.5, "dash": "dash" if inferred else "dot",
+                                       "color": "#76b900" if inferred else "#999"}))
+    fig.add_trace(go.Scatter(x=[gx[g.index] for g in topo.gpus], y=[0] * n, mode="markers+text", name="GPU",
+                             text=[g.label for g in topo.gpus], textposition="bottom center",
+                             hovertext=[f"{g.label}<br>{g.name}<br>{g.pci_bus_id}" for g in topo.gpus],
+                             hoverinfo="text", customdata=[f"gpu:{g.index}" for g in topo.gpus],
+                             marker={"size": 26, "symbol": "square"}))
+    fig.add_annotation(text=f"From {topo.source}: the output names its GPUs only; how they connect to each other, "
+                            "CPUs, NUMA nodes and NICs is unknown", showarrow=False, x=0, y=-1.2, font={"size": 11})
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False, range=[-1.6, 1.4])
+    fig.update_layout(title=f"Topology of {topo.host.hostname} (imported: links unknown)", template="plotly_white",
+                      height=420, clickmode="event")
+    return fig
+
+
 def topology_figure(topo, profile=None) -> go.Figure:
     """GPUs, NVSwitch, host bridges / CPUs / NUMA nodes and NICs; edges by link type,
-    NVLink edges sized by each GPU's measured NVLink bandwidth when the profile has it."""
+    NVLink edges sized by each GPU's measured NVLink bandwidth when the profile has it.
+    An imported topology, which does not say how anything is linked, is drawn as such."""
+    if not topo.links_known:
+        return imported_topology_figure(topo, profile)
     n = len(topo.gpus)
     gx = {g.index: i - (n - 1) / 2 for i, g in enumerate(topo.gpus)}
     nodes_x, nodes_y, labels, kinds, custom = [], [], [], [], []

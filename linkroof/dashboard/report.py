@@ -15,9 +15,61 @@ from ..schema import Profile
 from . import figures as F
 
 
+# What each report figure needs, and how to get it, when the profile has nothing to draw
+MISSING = {
+    "Measured as % of spec": "no headline figure with a known spec: `linkroof bench` measures links, HBM and GEMMs",
+    "Bandwidth by pair (copy engine, write)": "no copy-engine peer writes between GPU pairs: `linkroof bench` (peer_ce) "
+                                              "or an nvbandwidth import measures them",
+    "Bandwidth by pair, % of spec": "no copy-engine peer writes against a known spec (an import knows no link spec)",
+    "Bandwidth by message size": "no message-size sweeps of copies: `linkroof bench` (the sweep family)",
+    "Blocks": "no block-count sweep: `linkroof bench` (default or full suite, peer_sm)",
+    "Collectives": "no collectives: `linkroof bench --only nccl`, or `linkroof import nccl-tests FILE`",
+    "Roofline": "no compute ceiling: `linkroof bench --only compute`",
+    "Bandwidth roofline": "no NVLink bandwidth: `linkroof bench` (sweeps, NCCL) or an import gives one",
+}
+
+
+def _draws(fig: Any) -> bool:
+    """Whether a figure has anything to draw (a heatmap of no value, no trace: nothing)."""
+    for t in fig.data:
+        z = getattr(t, "z", None)
+        if z is not None:
+            if any(v is not None for row in z for v in (row if isinstance(row, (list, tuple)) else [row])):
+                return True
+        elif len(t.x or ()):
+            return True
+    return False
+
+
+def _fit_legend(fig: Any) -> Any:
+    """A static page cannot scroll a long legend: put it under the plot, one row per
+    three entries, and make the figure tall enough to hold it."""
+    entries = sum(1 for t in fig.data if t.showlegend is not False and t.name)
+    if entries > 8:
+        rows = -(-entries // 3)
+        height = (fig.layout.height or 450) + 22 * rows
+        fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.12, "xanchor": "left", "x": 0,
+                                  "font": {"size": 10}}, height=height, margin={"b": 40 + 22 * rows})
+    return fig
+
+
 def report_figures(profile: Profile) -> list[tuple[str, Any]]:
-    """Every page's figures, titled, for the report and image export."""
+    """Every page's figures, titled, for the report and image export (each figure with
+    something to draw; `missing_figures` names the others)."""
+    return [(t, f) for t, f in _all_figures(profile) if f is not None and _draws(f)]
+
+
+def missing_figures(profile: Profile) -> list[tuple[str, str]]:
+    """(title, what is missing and how to get it) for each figure with nothing to draw."""
+    return [(t, MISSING.get(t, "nothing to draw")) for t, f in _all_figures(profile) if f is None or not _draws(f)]
+
+
+def _all_figures(profile: Profile) -> list[tuple[str, Any]]:
     model = MachineModel.from_profile(profile)
+    try:
+        roof = F.roofline_figure(model, list(profile.placements))
+    except ValueError:
+        roof = None
     figs = [("Measured as % of spec", F.headline_figure(headline_rows(profile, model))),
             ("Topology", F.topology_figure(profile.topology, profile)),
             ("Bandwidth by pair (copy engine, write)", F.pair_matrix_figure(profile, "p2p_write", "ce")),
@@ -25,7 +77,7 @@ def report_figures(profile: Profile) -> list[tuple[str, Any]]:
             ("Bandwidth by message size", F.bandwidth_sweep_figure(model)),
             ("Blocks", F.sm_sweep_figure(profile)),
             ("Collectives", F.collectives_figure(profile, model)),
-            ("Roofline", F.roofline_figure(model, list(profile.placements))),
+            ("Roofline", roof),
             ("Bandwidth roofline", F.bandwidth_roofline_figure(model, list(profile.placements)))]
     if profile.placements:
         figs.append(("Speed of light", F.speed_of_light_figure(list(profile.placements))))
@@ -33,25 +85,67 @@ def report_figures(profile: Profile) -> list[tuple[str, Any]]:
         figs.append(("Where the measured time went", F.decomposition_figure(list(profile.placements))))
     fits = profile_fits(profile)
     if fits:
-        figs.append(("Latency + bandwidth fits", F.fits_figure(fits)))
-    return figs
+        figs.append(("Fits of a + size / b (curve parameters)", F.fits_figure(fits)))
+    return [(t, _fit_legend(f) if f is not None else None) for t, f in figs]
 
 
-def report_html(profile: Profile) -> str:
-    """One self-contained HTML page with every page's figures."""
+def _cell(value: Any, unit: str = "") -> str:
+    """A table cell: a value, or 'unknown' (never a literal None)."""
+    return "unknown" if value is None else escape(f"{value}{unit}")
+
+
+def report_html(profile: Profile, banner: str | None = None) -> str:
+    """One self-contained HTML page with every page's figures; `banner` (the profile is
+    not this machine's) tops it."""
     import plotly.io as pio
+
+    from ..roofline.cost import machine_terms
+    from ..roofline.cost import decomposition_text
+    from ..units import format_time
 
     model = MachineModel.from_profile(profile)
     parts = []
     for i, (title, fig) in enumerate(report_figures(profile)):
         parts.append(f"<h2>{escape(title)}</h2>" + pio.to_html(fig, include_plotlyjs=(i == 0), full_html=False))
-    rows = "".join(f"<tr><td>{escape(str(r['figure']))}</td><td>{r['measured']} {escape(r['unit'])}</td>"
-                   f"<td>{r['spec']}</td><td>{r['percent_of_spec']}</td></tr>" for r in headline_rows(profile, model))
+    missing = missing_figures(profile)
+    if missing:
+        parts.append("<h3>Not drawn: nothing to show</h3><ul>" + "".join(
+            f"<li><b>{escape(t)}</b>: {escape(why)}</li>" for t, why in missing) + "</ul>")
+    rows = "".join(f"<tr><td>{escape(str(r['figure']))}</td><td>{_cell(r['measured'], ' ' + r['unit'])}</td>"
+                   f"<td>{_cell(r['spec'])}</td><td>{_cell(r['percent_of_spec'])}</td></tr>"
+                   for r in headline_rows(profile, model))
+    headline = (f"<table border=1 cellpadding=4><tr><th>figure</th><th>measured</th><th>spec</th><th>% of spec "
+                f"(data rate)</th></tr>{rows}</table>" if rows else
+                "<p class='missing'>No headline figure: `linkroof bench` measures links, HBM and GEMMs.</p>")
     warnings = "".join(f"<li>{escape(w)}</li>" for w in warnings_of(profile, model)) or "<li>none</li>"
-    head = (f"<h1>linkroof report: {escape(', '.join(profile.hostnames))}</h1><p>Profile {escape(profile.id)} "
+    def decomposed(p: Any) -> str:
+        parts = [(k, v, "") for k, v in p.decomposition_s.items()]
+        return escape(decomposition_text(p.measured_time_s, parts)) if parts else "-"
+
+    placed = ""
+    if profile.placements:
+        prow = "".join(
+            f"<tr><td>{escape(p.workload.name)}</td><td>{escape(p.ceilings_kind)}</td>"
+            f"<td>{escape(format_time(p.measured_time_s))}</td><td>{escape(format_time(p.bound_time_s))}</td>"
+            f"<td>{escape(p.limiter)}</td><td>{p.fraction_of_roofline:.1%}</td>"
+            f"<td>{escape(format_time(p.cost_bound_s)) if p.cost_bound_s else '-'}</td>"
+            f"<td>{decomposed(p)}</td><td>{escape('; '.join(p.verdicts)) or '-'}</td></tr>"
+            for p in profile.placements)
+        placed = ("<h3>Placed workloads</h3><table border=1 cellpadding=4><tr><th>workload</th><th>ceilings</th>"
+                  "<th>measured</th><th>bandwidth-only bound</th><th>limiter</th><th>fraction of roofline</th>"
+                  f"<th>cost-model bound</th><th>decomposition</th><th>flags</th></tr>{prow}</table>")
+    terms = machine_terms(profile)
+    terms_html = ("<h3>Cost-model terms of this machine</h3><table border=1 cellpadding=4><tr><th>term</th><th>kind"
+                  "</th><th>time</th><th>what</th></tr>" + "".join(
+                      f"<tr><td>{escape(r['term'])}</td><td>{escape(r['kind'])}</td>"
+                      f"<td>{escape(format_time(r['seconds']))}</td><td>{escape(r['what'])}</td></tr>" for r in terms)
+                  + "</table>") if terms else ""
+    top = (f"<div class='banner' style='background:#fcf8e3;color:#8a6d3b;border:1px solid #faebcc;padding:10px;"
+           f"font-weight:bold'>{escape(banner)}</div>") if banner else ""
+    head = (f"{top}<h1>linkroof report: {escape(', '.join(profile.hostnames))}</h1><p>Profile {escape(profile.id)} "
             f"({escape(profile.label)}), {len(profile.measurements)} measurements, {escape(profile.created_at)}</p>"
-            f"<table border=1 cellpadding=4><tr><th>figure</th><th>measured</th><th>spec</th><th>% of spec</th></tr>"
-            f"{rows}</table><h3>Warnings</h3><ul>{warnings}</ul><pre>{escape(topo_matrix(profile.topology))}</pre>")
+            f"{headline}<h3>Warnings</h3><ul>{warnings}</ul><pre>{escape(topo_matrix(profile.topology))}</pre>"
+            f"{placed}{terms_html}")
     return ("<!doctype html><html><head><meta charset='utf-8'><title>linkroof report</title></head>"
             "<body style='font-family:sans-serif'>" + head + "".join(parts) + "</body></html>")
 

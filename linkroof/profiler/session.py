@@ -29,7 +29,49 @@ def bundled_profile(name: str = REFERENCE) -> Profile:
         from ..errors import LinkroofError
 
         raise LinkroofError(f"no bundled profile named {name!r}")
-    return loads(path.read_text(), Profile)
+    return _as_reference(loads(path.read_text(), Profile), name)
+
+
+_REFERENCE_IDS: set[str] = set()
+
+
+def _as_reference(profile: Profile, name: str) -> Profile:
+    """The bundled profile says what it is wherever it is shown: its topology's source
+    names the reference and where and how it was recorded (the file keeps 'nvml')."""
+    _REFERENCE_IDS.add(profile.id)
+    topos = tuple(dataclasses.replace(t, source=f"bundled reference {name} (recorded through {t.source} on "
+                                                f"{t.host.hostname}, {profile.created_at[:10]})")
+                  if not t.source.startswith("bundled reference") else t for t in profile.topologies)
+    return dataclasses.replace(profile, topologies=topos)
+
+
+def is_reference(profile: Profile) -> bool:
+    """Whether `profile` is a bundled reference (as loaded here, or stored in a store)."""
+    if not _REFERENCE_IDS:
+        bundled_profile()
+    return profile.id in _REFERENCE_IDS or profile.topology.source.startswith("bundled reference")
+
+
+def provenance(profile: Profile, here: Topology | None) -> str | None:
+    """One line for the top of every view when the profile shown is not this machine's:
+    the bundled reference, any profile where no GPU is here to compare, or a profile of
+    another machine (GPU model, count, active NVLinks). None when it is this machine's."""
+    from ..roofline.summaries import machine_differences
+
+    gpus = {}
+    for g in profile.topology.gpus:
+        gpus[str(g.name)] = gpus.get(str(g.name), 0) + 1
+    what = " + ".join(f"{n} x {k}" for k, n in gpus.items()) or "no GPUs"
+    where = f"{what} on {', '.join(profile.hostnames)}, {profile.created_at[:10]}"
+    if is_reference(profile):
+        return (f"This is linkroof's bundled reference profile, measured on another machine ({where}), not on this "
+                "one" + (": no NVIDIA GPU here" if here is None else "") + ".")
+    if here is None:
+        return f"No NVIDIA GPU here: this profile was measured elsewhere ({where})."
+    diffs = machine_differences(profile.topology, here)
+    if diffs:
+        return f"This profile describes another machine ({where}): {'; '.join(diffs)}."
+    return None
 
 
 def new_profile_id(now: _dt.datetime | None = None) -> str:
@@ -63,8 +105,8 @@ def probe_profile(allow_reference: bool = True) -> tuple[Profile, str | None]:
         reference = bundled_profile(REFERENCE)
         reason = (f"No NVIDIA GPU here ({e}); showing the bundled reference profile measured on a real "
                   f"2xH200 machine ({REFERENCE}, {len(reference.measurements)} measurements, "
-                  f"{reference.created_at[:10]}).")
-        return dataclasses.replace(reference, notes=reference.notes + (reason,)), reason
+                  f"{reference.created_at[:10]}), not this machine.")
+        return reference, reason  # unchanged: the same document however often it is stored
     return make_profile([topology], [env], label="probe"), None
 
 

@@ -63,8 +63,9 @@ class Curve:
 
     @property
     def label(self) -> str:
-        """'ce', 'ce (host_memory=pageable)', or a collective's 'nccl bf16'."""
-        extra = ", ".join(f"{k}={v}" for k, v in self.variant if k != "dtype")
+        """'ce', 'ce (ungated)', 'ce (host_memory=pageable)', or a collective's 'nccl bf16'."""
+        words = {("gated", False): "ungated", ("peer_access", False): "staged through the host"}
+        extra = ", ".join(words.get((k, v), f"{k}={v}") for k, v in self.variant if k != "dtype")
         name = " ".join([self.mechanism] + [str(v) for k, v in self.variant if k == "dtype"])
         return f"{name} ({extra})" if extra else name
 
