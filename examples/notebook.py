@@ -28,7 +28,10 @@ fig_sweep = px.line(sweeps.sort_values("message_bytes"), x="message_bytes", y="b
 fig_sweep
 
 # %%
-nccl = df[(df["mechanism"] == "nccl") & (df["param.in_place"] == False) & (df["param.dtype"] == "fp32")]  # noqa: E712
+# one timing per curve: the GPU's own time per call (the profile also holds each figure timed
+# with the host's launch, param.timing == "host_launch"; mixing the two zig-zags)
+nccl = df[(df["mechanism"] == "nccl") & (df["param.in_place"] == False) & (df["param.dtype"] == "fp32")  # noqa: E712
+          & (df["param.timing"] == "device")]
 fig_nccl = px.line(nccl.sort_values("message_bytes"), x="message_bytes", y="busbw_bytes_per_s", color="pattern",
-                   log_x=True, markers=True, title="NCCL bus bandwidth by size (fp32, out of place)")
+                   log_x=True, markers=True, title="NCCL bus bandwidth by size (fp32, out of place, device time)")
 fig_nccl

@@ -14,6 +14,10 @@ from .schema import Profile, Topology, Unknown, known
 from .units import format_bytes, format_flops, format_rate, format_size, format_time, format_value
 
 
+# Columns that name a thing (a GPU, a bus id, a profile id): never cut in a narrow terminal
+IDENTIFYING = {"GPU": 3, "Bus ID": 16, "ID": 22, "Name": 11}
+
+
 def clean(text: Any) -> str:
     """A user-supplied string (an id, a label, a hostname) as plain text for the
     terminal: control characters (ANSI / OSC escapes, NUL, newlines) shown as \\xNN,
@@ -32,7 +36,8 @@ def gpu_table(topo: Topology) -> Table:
     t = Table(title="GPUs", title_justify="left")
     for col in ("GPU", "Name", "Bus ID", "CC", "SMs", "Memory", "Max SM / Mem clock", "PCIe cur / max",
                 "CPU affinity", "NUMA", "MIG"):
-        t.add_column(col)
+        # the identifying columns keep their text whole in a narrow terminal; the others wrap
+        t.add_column(col, no_wrap=col in IDENTIFYING, min_width=IDENTIFYING.get(col), overflow="fold")
     for g in topo.gpus:
         pcie = (f"Gen{show(g.pcie_gen_current)} x{show(g.pcie_width_current)} / "
                 f"Gen{show(g.pcie_gen_max)} x{show(g.pcie_width_max)}")
@@ -113,9 +118,10 @@ def topology_view(topo: Topology) -> Group:
 def profiles_table(rows: list[dict[str, Any]]) -> Table:
     t = Table(title="Profiles in the store", title_justify="left")
     for col in ("ID", "Created", "Host", "GPUs", "Measurements", "Label"):
-        t.add_column(col)
+        t.add_column(col, no_wrap=col in IDENTIFYING, min_width=IDENTIFYING.get(col), overflow="fold")
     for r in rows:
-        t.add_row(r["id"], r["created_at"], r["hostname"], r["gpus"], str(r["measurements"]), r["label"])
+        t.add_row(*(Text(clean(r[k])) for k in ("id", "created_at", "hostname", "gpus")), str(r["measurements"]),
+                  Text(clean(r["label"])))
     return t
 
 

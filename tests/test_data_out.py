@@ -59,4 +59,6 @@ def test_the_notebook_runs_and_matches_its_script(tmp_path):
         exec(compile(cell, "notebook", "exec"), ns)  # the cells, in order, as Jupyter runs them
     assert len(ns["df"]) == N_BUNDLED
     assert len(ns["fig_sweep"].data) >= 3 and len(ns["fig_nccl"].data) == 7  # three mechanisms; seven collectives
+    for trace in ns["fig_nccl"].data:  # one timing per curve: one point per size, no zig-zag of two timings
+        assert len(set(trace.x)) == len(trace.x)
     assert set(ns["table"].columns) == {"ce", "sm", "tma", "red", "tma_red"}  # copies and reductions into peer memory

@@ -1,0 +1,130 @@
+"""Mutations of linkroof's verdict code, each of which a test must catch: apply one,
+run the fast CPU tests, expect a failure. Survivors are printed (and the exit status is
+their count). Run by hand after changing a verdict:
+
+    .venv/bin/python tests/tools/mutants.py [-k NAME] [--tests "tests/test_verdicts.py ..."]
+
+Each mutation is (name, file, text, replacement); the text must occur exactly once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+FAST = ("tests/test_verdicts.py tests/test_cost.py tests/test_roofline.py tests/test_gate.py tests/test_importers.py "
+        "tests/test_compare.py tests/test_imported_views.py tests/test_store.py tests/test_fits.py tests/test_golden.py")
+
+MUTATIONS = [
+    ("above spec loosened 2x", "linkroof/roofline/checks.py", "if bw == bw and bw > limit:", "if bw == bw and bw > 2 * limit:"),
+    ("above spec on the line rate", "linkroof/roofline/checks.py", "limit, basis = spec_basis(c)",
+     "limit, basis = c.bytes_per_s, 'line rate'"),
+    ("local copy held to its copied bytes", "linkroof/roofline/checks.py", 'LOCAL = {"local": 2,', 'LOCAL = {"local": 1,'),
+    ("collectives by algbw", "linkroof/roofline/checks.py", 'return m.busbw_bytes_per_s, "bus bandwidth"',
+     'return m.bandwidth_bytes_per_s, "bus bandwidth"'),
+    ("collectives unchecked", "linkroof/roofline/checks.py", 'if m.spec.mechanism == "nccl" and len(devs) >= 2:',
+     'if m.spec.mechanism == "nccl":\n        return None\n    if False:'),
+    ("faster-than-roofline threshold doubled", "linkroof/roofline/place.py",
+     "if bound > measured_time_s * (1 + Placement.BELOW_BOUND):",
+     "if bound > measured_time_s * (1 + 2 * Placement.BELOW_BOUND):"),
+    ("below-cost-bound threshold doubled", "linkroof/schema.py",
+     "return self.cost_bound_s > self.measured_time_s * (1 + self.BELOW_BOUND)",
+     "return self.cost_bound_s > self.measured_time_s * (1 + 2 * self.BELOW_BOUND)"),
+    ("verdicts omit the cost bound", "linkroof/schema.py", "        if self.below_cost_bound:\n            out.append(",
+     "        if False:\n            out.append("),
+    ("baseline on host-launch timing", "linkroof/roofline/baseline.py",
+     'device = [m for m in cands if m.spec.params.get("timing") != "host_launch"]',
+     'device = [m for m in cands if m.spec.params.get("timing") == "host_launch"]'),
+    ("baseline dtype ignored", "linkroof/roofline/baseline.py",
+     'dtype = want if want in dtypes else ("fp32" if "fp32" in dtypes else sorted(dtypes)[0])',
+     'dtype = "fp32" if "fp32" in dtypes else sorted(dtypes)[0]'),
+    ("beside filter removed", "linkroof/roofline/model.py",
+     'beside = m.spec.params.get("beside", "nothing") != "nothing"', "beside = False"),
+    ("host-launch filter removed", "linkroof/roofline/model.py",
+     'launch = m.spec.params.get("timing") == "host_launch" and m.source == "linkroof"', "launch = False"),
+    ("flagged figures make ceilings", "linkroof/roofline/model.py",
+     'and not any(w.startswith("above spec") for w in m.warnings))', ")"),
+    ("envelope not monotone", "linkroof/roofline/model.py",
+     "least = min(least, size / bw if bw > 0 else math.inf)", "least = size / bw if bw > 0 else math.inf"),
+    ("envelope floor dropped", "linkroof/roofline/model.py", "return max(env[i][1], floor)", "return max(env[min(i + 1, len(env) - 1)][1], floor)"),
+    ("NVLink inferred from nothing", "linkroof/roofline/model.py",
+     "return frozenset(g for g, v in best.items() if v > PCIE_X16_MAX)", "return frozenset(best)"),
+    ("asymmetry threshold 10x", "linkroof/roofline/model.py", "ASYMMETRY = 0.05", "ASYMMETRY = 0.5"),
+    ("throttle flag dropped", "linkroof/roofline/model.py",
+     'hot = [w for w in m.warnings if "throttled" in w]', "hot = []"),
+    ("faster-than-terms note deleted", "linkroof/roofline/cost.py",
+     '        notes.append(f"faster than the cost model\'s terms: {below[0]}")', "        pass"),
+    ("negative launch share allowed (compare)", "linkroof/profiler/compare.py",
+     "return max(0.0, self.median_s - statistics.median(self.gated_times_s))",
+     "return self.median_s - statistics.median(self.gated_times_s)"),
+    ("negative launch share allowed (decompose)", "linkroof/roofline/cost.py",
+     "launch = bound.terms_s.get(\"launch\", 0.0) if launch_s is None else max(0.0, launch_s)",
+     "launch = bound.terms_s.get(\"launch\", 0.0) if launch_s is None else launch_s"),
+    ("link term inflated 3 %", "linkroof/roofline/cost.py", "t = count * c.time_at(msg)", "t = count * c.time_at(msg) * 1.03"),
+    ("launch term the highest figure", "linkroof/roofline/cost.py", "m = min(cands, key=lambda x: x.median_s)",
+     "m = max(cands, key=lambda x: x.median_s)"),
+    ("limiter the least term", "linkroof/roofline/cost.py", "limiter = max(resources, key=resources.get)",
+     "limiter = min(resources, key=resources.get)"),
+    ("collective link moves its size", "linkroof/roofline/cost.py",
+     "msg = int(min(message_bytes or nbytes, nbytes)) or 1", "msg = int(message_bytes or nbytes) or 1"),
+    ("decomposition not capped", "linkroof/roofline/cost.py", "        got = min(value, left)", "        got = value"),
+    ("advise time from bus bandwidth", "linkroof/roofline/advise.py",
+     "row.time_s, row.how = base.median_s, base.how", "row.how = base.how"),
+    ("gate threshold doubled", "linkroof/roofline/gate.py", "r >= 1 - threshold, f\"{(r - 1):+.1%} against the baseline\"",
+     "r >= 1 - 2 * threshold, f\"{(r - 1):+.1%} against the baseline\""),
+    ("unknown NVLinks checked as 0", "linkroof/roofline/gate.py", "links = mine.links_known and theirs.links_known",
+     "links = True"),
+    ("runs diff noise doubled", "linkroof/roofline/summaries.py", "threshold = max([noise] + [3 * c for c in cvs])",
+     "threshold = max([2 * noise] + [3 * c for c in cvs])"),
+    ("nothing compared said as nothing changed", "linkroof/roofline/summaries.py", "        if not self.compared:\n",
+     "        if False:\n"),
+    ("% of spec on the line rate", "linkroof/roofline/model.py",
+     '    if known(data) and isinstance(data, (int, float)) and data > 0:\n        return float(data), "data rate"',
+     '    if False:\n        return float(data), "data rate"'),
+    ("size-0 rows imported", "linkroof/profiler/importers.py", "        if size == 0:\n            skipped_rows += 1",
+     "        if size == -1:\n            skipped_rows += 1"),
+    ("printed algbw imported", "linkroof/profiler/importers.py",
+     'reported = {"median_s": seconds, "bandwidth_bytes_per_s": size / seconds,',
+     'reported = {"median_s": seconds, "bandwidth_bytes_per_s": algbw * GB,'),
+    ("wire efficiency threshold", "linkroof/roofline/baseline.py", "    if ratio < 0.9:", "    if ratio < 0.5:"),
+    ("other machine's profile picked", "linkroof/profiler/session.py",
+     "            if here is not None and machine_differences(p.topology, here):\n                continue",
+     "            pass"),
+    ("nvbandwidth marked verified", "linkroof/profiler/importers.py", "    verified = False\n", "    verified = passed\n"),
+]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("-k", help="only mutations whose name contains this")
+    ap.add_argument("--tests", default=FAST)
+    args = ap.parse_args()
+    survivors = []
+    for name, rel, old, new in MUTATIONS:
+        if args.k and args.k not in name:
+            continue
+        path = ROOT / rel
+        text = path.read_text()
+        if text.count(old) != 1:
+            print(f"?? {name}: the text occurs {text.count(old)} times in {rel}")
+            survivors.append(name)
+            continue
+        path.write_text(text.replace(old, new))
+        try:
+            res = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
+                                  *args.tests.split()], cwd=ROOT, capture_output=True, text=True)
+        finally:
+            path.write_text(text)
+        killed = res.returncode != 0
+        print(f"{'killed ' if killed else 'SURVIVED'} {name}", flush=True)
+        if not killed:
+            survivors.append(name)
+    print(f"{len(survivors)} survived: {survivors}")
+    return len(survivors)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
