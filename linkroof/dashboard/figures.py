@@ -536,8 +536,8 @@ def decomposition_figure(placements: Sequence[Placement]) -> go.Figure:
     terms: list[str] = []
     for p in rows:
         terms += [k for k, v in p.decomposition_s.items() if v > 0 and k not in terms]
-    for term in terms:
-        xs = [max(0.0, p.decomposition_s.get(term, 0.0)) * 1e6 for p in rows]
+    for term in terms:  # parts are never negative (roofline.cost.decompose caps them)
+        xs = [p.decomposition_s.get(term, 0.0) * 1e6 for p in rows]
         fig.add_trace(go.Bar(y=names, x=xs, name=term, orientation="h",
                              marker={"color": DECOMPOSITION_COLORS.get(term, "#17becf" if term.startswith("link")
                                                                        else "#8c564b")},
@@ -545,6 +545,10 @@ def decomposition_figure(placements: Sequence[Placement]) -> go.Figure:
     fig.add_trace(go.Scatter(y=names, x=[p.cost_bound_s * 1e6 for p in rows], mode="markers", name="cost-model bound",
                              marker={"symbol": "line-ns-open", "size": 24, "line": {"width": 3}, "color": "black"},
                              hovertemplate="cost-model bound: %{x:.2f} µs<extra></extra>"))
+    fig.add_trace(go.Scatter(y=names, x=[p.measured_time_s * 1e6 for p in rows], mode="markers", name="measured time",
+                             marker={"symbol": "diamond", "size": 10, "color": "#d62728"},
+                             text=["; ".join(p.verdicts) for p in rows],
+                             hovertemplate="measured: %{x:.2f} µs<br>%{text}<extra></extra>"))
     fig.update_layout(barmode="stack", title="Where the measured time went (cost-model terms, stacked)",
                       xaxis_title="µs per call", template="plotly_white", height=max(260, 90 + 60 * len(rows)))
     return fig
