@@ -209,8 +209,9 @@ def bench_summary(profile: Profile) -> Group:
     if unverified:
         parts.append(Text(f"{len(unverified)} figures UNVERIFIED: " + "; ".join(
             f"{m.spec.name} ({m.verification})" for m in unverified[:5]), style="bold red"))
-    for note in profile.notes:
-        parts.append(Text(note, style="dim"))
+    for note in profile.notes:  # a run's own account says when it ran: a stored profile's is not a run just made
+        when = f"recorded {profile.created_at[:16].replace('T', ' ')}: " if note.startswith("suite ") else ""
+        parts.append(Text(clean(when + note), style="dim"))
     return Group(*parts)
 
 
