@@ -8,7 +8,7 @@
 #   bash benchmarks/one_gpu_validate.sh [quick]      (quick: no launch / read-kernel study)
 source "$(dirname "$0")/prologue.sh"
 log="$out/one_gpu_validate.log"
-rm -f "$st"
+rm -f "$st" "$out/compare.txt" "$out/cupti_probe.jsonl"
 {
   echo "== GPU tests"; t=$(date +%s%N)
   timeout 300 $py -m pytest -q -p no:cacheprovider --durations=5 tests/gpu 2>&1 | tail -25; echo "wall $(ms $t) ms"
@@ -40,8 +40,9 @@ PY
     echo "-- $dt"
     LINKROOF_EXAMPLE_DTYPE=$dt timeout 120 $py -m linkroof --store $st compare examples/scale_torch.py:scale \
       --inputs examples/scale_torch.py:make_inputs --reference examples/scale_torch.py:scale_reference \
-      --workload examples/scale.toml --no-save > "$out/compare_$dt.txt" 2>&1
-    echo "rc=$?"; grep -E "Using profile|matches the reference|differs|Error|scale " "$out/compare_$dt.txt" | head -6
+      --workload examples/scale.toml --no-save > /tmp/compare_$dt.txt 2>&1
+    echo "rc=$?"; grep -E "Using profile|matches the reference|differs|Error|scale " /tmp/compare_$dt.txt | head -6
+    { echo "== $dt"; cat /tmp/compare_$dt.txt; } >> "$out/compare.txt"
   done
   echo "== cupti-python with this driver"
   $py -m pip show nvidia-cuda-cupti cuda-bindings 2>/dev/null | grep -E "^(Name|Version)"
@@ -49,7 +50,8 @@ PY
     v=${d#.whl/cupti-}; tgt=/tmp/cupti-$v; rm -rf $tgt
     $py -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target $tgt $d/*.whl 2>&1 | tail -2
     echo "-- cupti-python $v"
-    PYTHONPATH=$tgt:$PYTHONPATH timeout 120 $py benchmarks/cupti_probe.py --json "$out/cupti-$v.json" 2>&1 | tail -8
+    PYTHONPATH=$tgt:$PYTHONPATH timeout 120 $py benchmarks/cupti_probe.py --json /tmp/cupti-$v.json 2>&1 | tail -8
+    cat /tmp/cupti-$v.json >> "$out/cupti_probe.jsonl"; echo >> "$out/cupti_probe.jsonl"
   done
   echo "== ncu and its python report module"
   which ncu; ncu --version 2>&1 | tail -1; ls -d /opt/nvidia/nsight-compute/*/extras/python 2>/dev/null
