@@ -482,8 +482,10 @@ class Placement:
         return self.cost_bound_s / self.measured_time_s if self.cost_bound_s > 0 and self.measured_time_s > 0 \
             else math.nan
 
-    # A measured time below its bound by more than this share is flagged, wherever shown
-    BELOW_BOUND = 1e-4
+    # A measured time below its bound by more than this share is flagged, wherever shown:
+    # within it, the time and the figures the bound comes from agree within their own
+    # run-to-run noise (under 1 % for the headline figures on 2xH200, benchmarks/RESULTS.md)
+    BELOW_BOUND = 0.01
 
     @property
     def below_cost_bound(self) -> bool:

@@ -90,7 +90,8 @@ def test_placement_decomposes_a_torch_like_all_reduce():
     assert list(d)[:2] == ["launch", "collective"] and d["launch"] == 45e-6 and d["collective"] == 28e-6
     assert sum(d.values()) == pytest.approx(92e-6) and d["unexplained"] == pytest.approx(19e-6)
     assert p.cost_bound_s > p.bound_time_s  # launch and latency on top of bytes over bandwidth
-    assert 0 < p.fraction_of_cost_bound < 1 and any(n.startswith("launch: 1 x") for n in p.cost_notes)
+    assert 0 < p.fraction_of_cost_bound < 1  # the launch term is the measured share, said so
+    assert p.cost_terms_s["launch"] == 45e-6 and any(n.startswith("launch: 45.0 us a call as measured") for n in p.cost_notes)
     fast = cost.with_cost(place(w, 1e-6, MODEL), REF, MODEL, "nccl")
     assert min(fast.decomposition_s.values()) >= 0 and fast.decomposition_s["unexplained"] == 0
     assert sum(fast.decomposition_s.values()) == pytest.approx(1e-6)
