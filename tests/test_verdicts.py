@@ -317,3 +317,118 @@ def test_the_profile_picked_is_this_machines(tmp_path):
     assert got.label == "ours" and "of this machine" in why and "lack" in why
     anything, _ = pick_profile(str(store), here, None)
     assert anything.label == "partial"  # no workload: the newest of this machine, not the other machine's
+
+
+# ----------------------------------------------------------------- views
+
+
+def test_a_bf16_or_fp8_result_is_compared_not_a_crash():
+    """Guards: torch's bfloat16 and float8 outputs (which NumPy cannot hold) are widened to
+    float32 before the comparison with the reference (a TypeError before)."""
+    import numpy as np
+
+    from linkroof.profiler.usercode import to_numpy
+
+    class FakeTensor:  # the surface to_numpy uses of a torch tensor
+        def __init__(self, values, dtype):
+            self.values, self.dtype = np.asarray(values, dtype=np.float32), dtype
+
+        def detach(self):
+            return self
+
+        def float(self):
+            return FakeTensor(self.values, "torch.float32")
+
+        def cpu(self):
+            return self
+
+        def numpy(self):
+            if self.dtype != "torch.float32":
+                raise TypeError(f"Got unsupported ScalarType {self.dtype}")
+            return self.values
+
+    for dtype in ("torch.bfloat16", "torch.float8_e4m3fn"):
+        got = to_numpy(FakeTensor([1.5, 2.0], dtype))
+        assert got.dtype == np.float32 and got.tolist() == [1.5, 2.0]
+
+
+def test_heatmap_colours_are_anchored_at_zero_and_spec():
+    """Guards: equal links get equal colours: the scale runs from 0 to the pair's spec
+    (or, for an import with no spec, to the largest figure), never 396.15-396.17."""
+    heat = F_pair(REF, False)
+    assert heat.zmin == 0 and heat.zmax == pytest.approx(450.0)
+    from fakes import DATA
+    from linkroof.profiler.importers import bare_topology, import_file, imported_environment
+    from linkroof.profiler.session import make_profile
+
+    imp = import_file("nvbandwidth", DATA / "anchor" / "nvb.json")
+    p = make_profile([bare_topology(imp, "f")], [imported_environment(imp)], imp.measurements)
+    heat = F_pair(p, False)
+    values = [v for row in heat.z for v in row if v is not None]
+    assert heat.zmin == 0 and heat.zmax == pytest.approx(max(values)) and min(values) > 0.99 * max(values)
+
+
+def F_pair(profile, relative):
+    from linkroof.dashboard import figures as F
+
+    return F.pair_matrix_figure(profile, "p2p_write", "ce", relative).data[0]
+
+
+def test_report_legends_fit_and_the_decomposition_marks_the_measured_time():
+    """Guards: a static page cannot scroll a legend: long ones go under the plot; the
+    decomposition bars carry the measured time as a marker."""
+    from linkroof.dashboard import figures as F
+    from linkroof.dashboard.report import report_figures
+
+    for title, fig in report_figures(REF):
+        if sum(1 for t in fig.data if t.showlegend is not False and t.name) > 8:
+            assert fig.layout.legend.orientation == "h", title
+    w = W.collective("all_reduce", 2 << 20, 2)
+    placed = cost.with_cost(place(w, 92e-6, MODEL), REF, MODEL, collective_s=28e-6, launch_s=45e-6)
+    fig = F.decomposition_figure([placed])
+    marker = next(t for t in fig.data if t.name == "measured time")
+    assert marker.x[0] == pytest.approx(92)
+
+
+def test_a_narrow_terminal_keeps_the_identifying_columns_whole():
+    """Guards: at 100 columns the Bus ID is printed whole (it was cut to 00000000...)."""
+    from rich.console import Console
+
+    from linkroof.render import gpu_table
+
+    console = Console(width=100, record=True)
+    console.print(gpu_table(TOPO))
+    text = console.export_text()
+    assert "00000000:00:06.0" in text and "00000000:00:07.0" in text and "…" not in text
+
+
+def test_a_stored_runs_account_says_when_it_ran():
+    """Guards: the bundled reference's 'suite full: 997 measurements in 155.4 s' reads as
+    the account of a run recorded on its date, not of one that just happened."""
+    from rich.console import Console
+
+    from linkroof.render import bench_summary
+
+    console = Console(width=200, record=True)
+    console.print(bench_summary(REF))
+    assert "recorded 2026-11-30 19:39: suite full: 997 measurements" in console.export_text()
+
+
+def test_placements_work_on_an_nccl_tests_import():
+    """Guards: the import holds the all-reduce at 256 MiB and an inferred NVLink roof, so
+    a 256 MiB all-reduce workload is placed (it said 'nothing to bound'), measured only."""
+    from fakes import DATA
+    from linkroof.profiler.importers import bare_topology, import_file, imported_environment
+    from linkroof.profiler.session import make_profile
+    from linkroof.roofline.place import place_spec
+
+    imp = import_file("nccl-tests", DATA / "anchor" / "nt_allreduce.txt")
+    p = make_profile([bare_topology(imp, "f")], [imported_environment(imp)], imp.measurements)
+    model = MachineModel.from_profile(p)
+    w = W.collective("all_reduce", 256 << 20, 2)
+    measured = place(w, 1e-3, model)
+    assert measured.limiter == "link:nvlink" and 0 < measured.fraction_of_roofline < 1
+    spec, notes = place_spec(w, 1e-3, model)
+    assert spec == [] and "no spec NVLink ceiling" in notes[0]
+    base = nccl_baseline(p, w)
+    assert base is not None and base.dtype == "fp32"
