@@ -420,7 +420,7 @@ def _asymmetry(topo: Topology, per_gpu: dict[int, float]) -> tuple[str, ...]:
         return ()
     each = ", ".join(f"GPU{i} {format_rate(v)}" for i, v in sorted(per_gpu.items()))
     return (f"identical GPUs differ by {hi / lo - 1:.0%} ({each}): the best GPU's figure is the roof; look at the "
-            "slow one's clocks and throttling",)
+            "slow one's clocks and throttling, and what ran just before it (a read right after a copy runs slow)",)
 
 
 def _curves(topo: Topology, measurements: tuple[Measurement, ...], hosts: int = 1,
