@@ -1056,13 +1056,20 @@ def runs_import(ctx: click.Context, file: str, replace: bool) -> None:
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @click.pass_context
 def runs_rm(ctx: click.Context, profile_id: str, yes: bool) -> None:
-    """Remove a profile from the store."""
+    """Remove a profile from the store: its exact id, or a prefix of exactly one id
+    (said so before anything is removed). A damaged profile can be removed too."""
+    from .render import clean
+
     with _store(ctx) as store:
-        profile = store.get(profile_id)
-        if not yes and not click.confirm(f"Remove profile {profile.id} ({', '.join(profile.hostnames)})?"):
+        full = store.resolve(profile_id)
+        row = next((r for r in store.list(limit=1_000_000) if r["id"] == full), {})
+        what = f"{full} ({clean(row.get('hostname', ''))}, {clean(row.get('label', ''))})"
+        if full != profile_id:
+            click.echo(f"{profile_id!r} is a prefix of profile {full}.", err=True)
+        if not yes and not click.confirm(f"Remove profile {what}?"):
             raise UserError("not removed")
-        store.remove(profile.id)
-    click.echo(f"Removed profile {profile.id}")
+        store.remove(full)
+    click.echo(f"Removed profile {full}")
 
 
 def main() -> None:

@@ -648,21 +648,48 @@ def from_document(data: Any, expected: type | None = None) -> Any:
     return _decode(cls, body, type_name.lower())
 
 
+MAX_GPUS = 4096  # GPUs in one profile, and the range of a GPU index
+MAX_QUANTITY = 1e18  # a count of bytes, repetitions, SMs or MHz beyond this is not a measurement
+
+
 def _validate(tp: type, fields: dict[str, Any], path: str) -> None:
     """Values the types allow but a measurement cannot have."""
     def bad(name: str, why: str) -> SchemaError:
         return SchemaError(f"{path}.{name}: {why}, got {_describe(fields[name])}")
 
-    if tp is Gpu and fields.get("index", 0) < 0:
-        raise bad("index", "a GPU index must not be negative")
+    if tp is Gpu:
+        if not 0 <= fields.get("index", 0) < MAX_GPUS:
+            raise bad("index", f"a GPU index is 0 to {MAX_GPUS - 1}")
+        for name in ("memory_total_bytes", "sm_count", "memory_bus_width_bits", "max_sm_clock_mhz",
+                     "max_memory_clock_mhz"):
+            if isinstance(fields.get(name), int) and not 0 <= fields[name] < MAX_QUANTITY:
+                raise bad(name, f"must be 0 to {MAX_QUANTITY:.0e}")
     if tp is Pair:
         for name in ("a", "b"):
-            if name in fields and isinstance(fields[name], int) and fields[name] < 0:
-                raise bad(name, "a GPU index must not be negative")
+            if name in fields and isinstance(fields[name], int) and not 0 <= fields[name] < MAX_GPUS:
+                raise bad(name, f"a GPU index is 0 to {MAX_GPUS - 1}")
+    if tp is Ceiling:
+        for name in ("bytes_per_s", "data_bytes_per_s"):
+            if isinstance(fields.get(name), float) and not fields[name] >= 0:
+                raise bad(name, "a ceiling must not be negative")
+    if tp is Topology:
+        indices = [g.index for g in fields["gpus"]]
+        dup = sorted({i for i in indices if indices.count(i) > 1})
+        if dup:
+            raise SchemaError(f"{path}.gpus: GPU index {dup[0]} is listed more than once")
+        if len(indices) > MAX_GPUS:
+            raise SchemaError(f"{path}.gpus: {len(indices)} GPUs, more than the {MAX_GPUS} a topology may hold")
+        for i, pr in enumerate(fields["pairs"]):
+            if pr.a not in indices or pr.b not in indices:
+                raise SchemaError(f"{path}.pairs[{i}]: GPU{pr.a} -> GPU{pr.b} names a GPU the topology lacks "
+                                  f"(GPUs {', '.join(map(str, indices)) or 'none'})")
     if tp is BenchSpec:
         for name in ("message_bytes", "repetitions", "concurrency"):
-            if name in fields and fields[name] < 0:
-                raise bad(name, "must not be negative")
+            if name in fields and not 0 <= fields[name] < MAX_QUANTITY:
+                raise bad(name, "must not be negative" if fields[name] < 0 else f"must be under {MAX_QUANTITY:.0e}")
+        for name in ("devices",):
+            if any(not 0 <= d < MAX_GPUS for d in fields.get(name, ())):
+                raise bad(name, f"a GPU index is 0 to {MAX_GPUS - 1}")
     elif tp is Measurement:
         times = fields.get("times_s", ())
         if any(not (t >= 0 and math.isfinite(t)) for t in times):
@@ -672,10 +699,21 @@ def _validate(tp: type, fields: dict[str, Any], path: str) -> None:
                 raise bad(name, "must not be negative")
         for k, v in fields.get("reported", {}).items():
             if not v >= 0:
-                raise SchemaError(f"{path}.reported.{k}: must not be negative, got {_describe(v)}")
+                raise SchemaError(f"{path}.reported.{k}: must be a finite number >= 0, got {_describe(v)}")
+        factor = fields.get("busbw_factor")
+        if factor is not None and not 0 < factor <= 64:
+            raise bad("busbw_factor", "a bus-bandwidth factor is above 0 and at most 64")
     elif tp is Profile:
-        if not fields["id"].strip():
+        pid = fields["id"]
+        if not pid.strip():
             raise bad("id", "must not be empty")
+        if len(pid) > 128 or any(not c.isprintable() for c in pid):
+            raise bad("id", "an id is at most 128 characters of plain text (no control characters)")
+        gpus = sum(len(t.gpus) for t in fields["topologies"])
+        for i, m in enumerate(fields.get("measurements", ())):
+            if gpus and any(d >= gpus for d in m.spec.devices):
+                raise SchemaError(f"{path}.measurements[{i}].spec.devices: {list(m.spec.devices)} names a GPU the "
+                                  f"profile's topologies lack ({gpus} GPUs)")
         try:
             import datetime as _dt
 
@@ -755,9 +793,15 @@ def _decode(tp: Any, value: Any, path: str) -> Any:
             return value
     elif tp is float:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-        if value is None:  # non-finite floats are written as null
-            return math.nan
+            try:
+                number = float(value)
+            except OverflowError:  # an integer too large for a float (a 5000-digit number)
+                raise SchemaError(f"{path}: {_describe(value)} is too large a number") from None
+            if not math.isfinite(number):
+                raise SchemaError(f"{path}: expected a finite number, got {number}")
+            return number
+        if value is None:
+            raise SchemaError(f"{path}: expected a finite number, got null (not a number, or infinite, when written)")
     elif tp is str:
         if isinstance(value, str):
             return value

@@ -42,12 +42,31 @@ CREATE TABLE IF NOT EXISTS measurements (
     PRIMARY KEY (profile_id, position)
 );
 CREATE INDEX IF NOT EXISTS profiles_created ON profiles(created_at);
+CREATE TABLE IF NOT EXISTS damaged (
+    id TEXT PRIMARY KEY REFERENCES profiles(id) ON DELETE CASCADE,
+    reason TEXT NOT NULL
+);
 CREATE INDEX IF NOT EXISTS measurements_kind ON measurements(mechanism, pattern, message_bytes);
 """
 
 
 class StoreError(LinkroofError):
     """The store cannot be opened or does not hold what was asked for."""
+
+
+MAX_ID = 128
+
+
+def check_id(value: str, what: str) -> None:
+    """An id is plain text: not empty, at most MAX_ID characters, no control characters
+    (NUL, newlines, terminal escapes)."""
+    if not isinstance(value, str) or not value.strip():
+        raise StoreError(f"{what} must not be empty")
+    if len(value) > MAX_ID:
+        raise StoreError(f"{what} of {len(value)} characters is longer than the {MAX_ID} an id may have")
+    bad = next((c for c in value if not c.isprintable()), None)
+    if bad is not None:
+        raise StoreError(f"{what} holds the control character {bad!r}: ids are plain text")
 
 
 def default_path() -> Path:
@@ -146,7 +165,12 @@ class Store:
         if self.read_only:
             raise StoreError(f"the store at {self.path} is read-only here: it can be read, not written "
                              "(use --store for another one)")
-        document = dumps(profile, indent=None)
+        check_id(profile.id, "a profile's id")
+        try:
+            document = dumps(profile, indent=None)
+            loads(document, Profile)  # what is written reads back: the same validation as reading, first
+        except (LinkroofError, ValueError) as e:
+            raise StoreError(f"profile {profile.id} not stored: {e}") from None
         self.unchanged = False
         try:
             self.conn.execute("BEGIN IMMEDIATE")
@@ -182,29 +206,63 @@ class Store:
         return profile.id
 
     @_guarded
+    def resolve(self, profile_id: str) -> str:
+        """The full id of the profile `profile_id` names: the id itself, or the one id it
+        is a prefix of (said by the caller). Matched as text, never as a pattern: '_',
+        '%' and the like are characters of an id."""
+        check_id(profile_id, "a profile id")
+        if self.conn.execute("SELECT 1 FROM profiles WHERE id = ?", (profile_id,)).fetchone():
+            return profile_id
+        matches = [r[0] for r in self.conn.execute(
+            "SELECT id FROM profiles WHERE substr(id, 1, ?) = ? ORDER BY created_at DESC",
+            (len(profile_id), profile_id)).fetchall()]
+        if len(matches) == 1:
+            return matches[0]
+        if len(matches) > 1:
+            raise StoreError(f"profile id {profile_id!r} is ambiguous ({len(matches)} profiles start with it: "
+                             f"{', '.join(matches[:3])}{', ...' if len(matches) > 3 else ''})")
+        raise StoreError(f"no profile {profile_id!r} in the store at {self.path}")
+
+    @_guarded
     def get(self, profile_id: str) -> Profile:
-        row = self.conn.execute("SELECT document FROM profiles WHERE id = ?", (profile_id,)).fetchone()
-        if row is None:
-            matches = self.conn.execute("SELECT id FROM profiles WHERE id LIKE ? ORDER BY created_at DESC",
-                                        (profile_id + "%",)).fetchall()
-            if len(matches) == 1:
-                return self.get(matches[0][0])
-            if len(matches) > 1:
-                raise StoreError(f"profile id {profile_id!r} is ambiguous ({len(matches)} profiles start with it)")
-            raise StoreError(f"no profile {profile_id!r} in the store at {self.path}")
-        return loads(row[0], Profile)
+        """A stored profile by id or unique prefix. One that no longer validates raises a
+        StoreError saying so (and how to remove it), and is marked damaged in the list."""
+        full = self.resolve(profile_id)
+        (document,) = self.conn.execute("SELECT document FROM profiles WHERE id = ?", (full,)).fetchone()
+        try:
+            return loads(document, Profile)
+        except LinkroofError as e:
+            self._mark_damaged(full, str(e))
+            raise StoreError(f"profile {full} in the store is damaged ({e}); `linkroof runs rm {full}` removes "
+                             "it") from None
+
+    def _mark_damaged(self, profile_id: str, reason: str) -> None:
+        if self.read_only:
+            return
+        try:
+            self.conn.execute("INSERT OR REPLACE INTO damaged (id, reason) VALUES (?, ?)", (profile_id, reason[:500]))
+        except sqlite3.DatabaseError:
+            pass  # best effort: the list can say so next time
 
     @_guarded
     def latest(self) -> Profile | None:
-        row = self.conn.execute("SELECT id FROM profiles ORDER BY created_at DESC, rowid DESC LIMIT 1").fetchone()
-        return self.get(row[0]) if row else None
+        """The newest stored profile that reads back; a damaged one is skipped (and marked)."""
+        for (pid,) in self.conn.execute("SELECT id FROM profiles ORDER BY created_at DESC, rowid DESC").fetchall():
+            try:
+                return self.get(pid)
+            except StoreError:
+                continue
+        return None
 
     @_guarded
     def list(self, limit: int = 50, offset: int = 0) -> list[dict[str, Any]]:
+        """Rows of the index, newest first; `damaged` holds why a profile no longer reads
+        back (found by get or latest), else None."""
         rows = self.conn.execute(
-            "SELECT id, created_at, hostname, label, gpus, n_measurements FROM profiles"
-            " ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?", (limit, offset)).fetchall()
-        keys = ("id", "created_at", "hostname", "label", "gpus", "measurements")
+            "SELECT p.id, p.created_at, p.hostname, p.label, p.gpus, p.n_measurements, d.reason FROM profiles p"
+            " LEFT JOIN damaged d ON d.id = p.id ORDER BY p.created_at DESC, p.rowid DESC LIMIT ? OFFSET ?",
+            (limit, offset)).fetchall()
+        keys = ("id", "created_at", "hostname", "label", "gpus", "measurements", "damaged")
         return [dict(zip(keys, r)) for r in rows]
 
     @_guarded
@@ -212,13 +270,17 @@ class Store:
         return self.conn.execute("SELECT COUNT(*) FROM profiles").fetchone()[0]
 
     @_guarded
-    def remove(self, profile_id: str) -> None:
+    def remove(self, profile_id: str) -> str:
+        """Remove the profile `profile_id` names (exactly, or a unique prefix), without
+        reading it: a damaged one goes too. Returns the full id."""
         if self.read_only:
             raise StoreError(f"the store at {self.path} is read-only here: it can be read, not written")
-        full_id = self.get(profile_id).id
+        full_id = self.resolve(profile_id)
         self.conn.execute("BEGIN IMMEDIATE")
+        self.conn.execute("DELETE FROM damaged WHERE id = ?", (full_id,))
         self.conn.execute("DELETE FROM profiles WHERE id = ?", (full_id,))
         self.conn.execute("COMMIT")
+        return full_id
 
     @_guarded
     def measurements(self, mechanism: str | None = None, pattern: str | None = None) -> list[dict[str, Any]]:
