@@ -749,10 +749,13 @@ def _minimums_file(path: str) -> list[dict[str, Any]] | None:
     JSON), or None when the file is something else (a profile)."""
     import json
 
+    from .files import read_text
+    from .profiler.session import _names_a_file
+
     p = Path(path)
-    if not p.is_file():
+    if not _names_a_file(path):
         return None
-    text = p.read_text(errors="replace")
+    text = read_text(p, "file of minimum figures or profile")
     doc: Any = None
     if p.suffix == ".toml":
         import tomllib

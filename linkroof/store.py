@@ -302,20 +302,20 @@ def load_profile_file(path: str | Path, max_bytes: int = 256 * 1024 * 1024) -> P
     """Read and validate a profile JSON file, plain or gzip-compressed (.gz) (export /
     import / --profile FILE)."""
     import gzip
+    import zlib
 
-    p = Path(path)
+    from .files import read_bytes, regular_file
+
+    p = regular_file(path, "profile")
     try:
-        size = p.stat().st_size
-        if size > max_bytes:
-            raise StoreError(f"{p}: {size} bytes is over the {max_bytes}-byte limit for a profile")
         if p.suffix == ".gz":
             with gzip.open(p, "rb") as f:
                 text = f.read(max_bytes + 1)
             if len(text) > max_bytes:
                 raise StoreError(f"{p}: over the {max_bytes}-byte limit for a profile once decompressed")
         else:
-            text = p.read_bytes()
-    except (OSError, EOFError) as e:
+            text = read_bytes(p, "profile", max_bytes)
+    except (OSError, EOFError, zlib.error) as e:
         raise StoreError(f"cannot read {p}: {getattr(e, 'strerror', None) or e}") from None
     try:
         return loads(text, Profile)

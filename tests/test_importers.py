@@ -199,3 +199,97 @@ def test_linkroofs_own_collective_table_names_each_time_apart():
     times = [c.header for c in table.columns if "time" in c.header]
     assert len(times) == 4 and len(set(times)) == 4
     assert "in-place time with host launch (us)" in times
+
+
+def _nt(path="nt_allreduce.txt"):
+    return (ANCHOR / path).read_text()
+
+
+@pytest.mark.parametrize("case, text, message", [
+    ("a negative cell", lambda: _first_nvb_cell("-393.91"), "not a figure"),
+    ("nan", lambda: _first_nvb_cell("nan"), "not a figure"),
+    ("inf", lambda: _first_nvb_cell("inf"), "not a figure"),
+    ("1e400", lambda: _first_nvb_cell("1e400"), "not a figure"),
+    ("a row of 200000 cells", lambda: _first_nvb_row(" ".join(["1.0"] * 200_000)), "more than 256 GPUs"),
+])
+def test_nvbandwidth_figures_are_finite_and_bounded(case, text, message):
+    with pytest.raises(ImportFormatError, match=message):
+        parse_nvbandwidth(text(), "f")
+
+
+def _nvb_lines():
+    return (ANCHOR / "nvb.txt").read_text().splitlines()
+
+
+def _first_nvb_row(cells):
+    lines = _nvb_lines()
+    i = next(k for k, line in enumerate(lines) if line.strip().startswith("0 ") and "." in line)
+    lines[i] = f"         0 {cells}"
+    return "\n".join(lines) + "\n"
+
+
+def _first_nvb_cell(value):
+    lines = _nvb_lines()
+    i = next(k for k, line in enumerate(lines) if line.strip().startswith("0 ") and "." in line)
+    cells = lines[i].split()
+    j = next(k for k, c in enumerate(cells[1:], 1) if c != "N/A")
+    cells[j] = value
+    lines[i] = "  ".join(cells)
+    return "\n".join(lines) + "\n"
+
+
+def _nt_row(change):
+    lines = _nt().splitlines()
+    i = next(k for k, line in enumerate(lines) if line.strip().startswith("536870912 "))
+    cells = lines[i].split()
+    change(cells)
+    lines[i] = "  ".join(cells)
+    return "\n".join(lines) + "\n"
+
+
+def _swap(cells, a, b):
+    cells[a], cells[b] = cells[b], cells[a]
+
+
+@pytest.mark.parametrize("case, text, message", [
+    ("a negative time", lambda: _nt_row(lambda c: c.__setitem__(5, "-1710.84")), "not a figure"),
+    ("a NaN time", lambda: _nt_row(lambda c: c.__setitem__(5, "nan")), "not a figure"),
+    ("a negative size", lambda: _nt_row(lambda c: c.__setitem__(0, "-536870912")), "negative size"),
+    ("time and busbw swapped", lambda: _nt_row(lambda c: _swap(c, 5, 7)), "not size / time"),
+    ("algbw 1000x size / time", lambda: _nt_row(lambda c: c.__setitem__(6, "313810.00")), "not size / time"),
+    ("busbw not algbw x factor", lambda: _nt_row(lambda c: c.__setitem__(7, "200.00")), "is not algbw x 1"),
+])
+def test_nccl_tests_columns_must_agree(case, text, message):
+    """An imported row is checked column against column (algbw = size / time, busbw =
+    algbw x factor, within nccl-tests' rounding); a mismatch is refused, naming the line."""
+    with pytest.raises(ImportFormatError, match=f"line \\d+: .*{message}"):
+        parse_nccl_tests(text(), "f")
+
+
+def test_nccl_tests_cut_inside_a_later_test_is_truncated():
+    """A file of several tests cut inside the third is refused as truncated (the first
+    tests' 'concluded' lines must not cover it)."""
+    text = (ANCHOR / "nt-all.txt").read_text()
+    starts = [i for i, line in enumerate(text.splitlines()) if "Collective test starting" in line]
+    assert len(starts) >= 3
+    cut = "\n".join(text.splitlines()[:starts[2] + 20]) + "\n"
+    with pytest.raises(ImportFormatError, match="truncated"):
+        parse_nccl_tests(cut, "f")
+
+
+def test_nccl_tests_repetitions_are_the_files():
+    """`iters: 20` in the header is the repetition count (not 'agg iters: 1')."""
+    for name in ("nt_allreduce.txt", "nt_allreduce.json"):
+        imp = import_file("nccl-tests", ANCHOR / name)
+        assert {m.spec.repetitions for m in imp.measurements} == {20}, name
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda cfg: cfg.update(ngpus=-4), "not a run of nccl-tests"),
+    (lambda cfg: cfg.update(nthreads=100000), "not a run of nccl-tests"),
+])
+def test_nccl_tests_json_config_is_checked(change, message):
+    doc = json.loads((ANCHOR / "nt_allreduce.json").read_text())
+    change(doc["config"])
+    with pytest.raises(ImportFormatError, match=message):
+        parse_nccl_tests(json.dumps(doc), "f")

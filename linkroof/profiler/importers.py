@@ -19,6 +19,7 @@ raises ImportFormatError naming the line, and nothing is half-imported.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,8 @@ from ..errors import LinkroofError
 from ..roofline.collectives import busbw_factor, canonical, canonical_dtype
 from ..schema import BenchSpec, Environment, Fabric, Gpu, Host, Measurement, Mig, Pair, Topology, Unknown
 
+MAX_IMPORT_BYTES = 64 * 1024 * 1024  # a tool's output over this is not one run of it
+MAX_MATRIX = 256  # GPUs in an imported matrix: rows and cells beyond it are refused, never parsed
 NVB_BUFFER = 512 << 20  # nvbandwidth's default buffer; its output does not print the size
 GB = 1e9
 
@@ -75,14 +78,22 @@ def _nvb_kind(name: str) -> tuple[str, str] | None:
     return (mech, kind) if kind else None
 
 
-def _cell(value: Any, path: str, where: str) -> float | None:
+def _number(text: str, path: str, line: int | None, where: str) -> float:
+    """A figure of a tool's output: a finite number >= 0, else an error naming where."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise _err(path, line, f"{where}: not a number: {text!r}") from None
+    if not (math.isfinite(value) and value >= 0):
+        raise _err(path, line, f"{where}: {text!r} is not a figure (a finite number >= 0)")
+    return value
+
+
+def _cell(value: Any, path: str, where: str, line: int | None = None) -> float | None:
     text = str(value).strip()
     if text in ("N/A", "", "-"):
         return None
-    try:
-        return float(text)
-    except ValueError:
-        raise _err(path, None, f"{where}: not a number: {text!r}") from None
+    return _number(text, path, line, where)
 
 
 def _nvb_measurements(path: str, name: str, matrix: list[list[float | None]], passed: bool,
@@ -196,6 +207,9 @@ def _parse_nvb_json(text: str, path: str) -> Imported:
             if case.get("status") != "Passed":
                 continue  # a waived or failed test case carries no matrix
             raise _err(path, None, f"testcases[{k}] ({name}): no matrix")
+        if len(matrix_raw) > 3 * MAX_MATRIX or any(len(r) > MAX_MATRIX for r in matrix_raw):
+            raise _err(path, None, f"testcases[{k}] ({name}): a matrix of more than {MAX_MATRIX} GPUs is not "
+                                   "nvbandwidth output of one machine")
         matrix = [[_cell(v, path, f"testcases[{k}] ({name})") for v in r] for r in matrix_raw]
         got = _nvb_measurements(path, name, matrix, case.get("status") == "Passed", None)
         if got is None:
@@ -247,10 +261,10 @@ def _parse_nvb_text(text: str, path: str) -> Imported:
             continue
         cells = line.split()
         if cells and re.fullmatch(r"\d+", cells[0]) and len(cells) > 1 and not all(re.fullmatch(r"\d+", c) for c in cells):
-            try:
-                matrix.append([None if c == "N/A" else float(c) for c in cells[1:]])
-            except ValueError:
-                raise _err(path, no, f"{current}: unreadable matrix row {line.strip()!r}") from None
+            if len(cells) > MAX_MATRIX + 1 or len(matrix) >= 3 * MAX_MATRIX:
+                raise _err(path, no, f"{current}: a matrix of more than {MAX_MATRIX} GPUs is not nvbandwidth "
+                                     "output of one machine")
+            matrix.append([_cell(c, path, f"{current}: matrix row {cells[0]}", no) for c in cells[1:]])
     if current is not None:
         raise _err(path, len(lines), f"{current} ends without its SUM line (truncated?)")
     if not out and not skipped:
@@ -289,6 +303,23 @@ def _nccl_measurement(coll: str, ranks: int, size: int, dtype: str, redop: str, 
                        busbw_factor=factor, source="nccl-tests", reported=reported)
 
 
+def _inconsistent(coll: str, ranks: int, size: int, time_us: float, algbw: float, busbw: float,
+                  json_digits: bool = False) -> str | None:
+    """What is wrong when a row's columns do not agree as nccl-tests computes them
+    (algbw = size / time, busbw = algbw x factor), within its printing: two decimals of
+    the time and the bandwidths in text, six in -J JSON. None when they agree."""
+    if not time_us > 0:
+        return None
+    factor = busbw_factor(canonical(coll), ranks)
+    alg = size / (time_us * 1e-6) / GB
+    slack = (5e-7 if json_digits else 0.006) + alg * ((5e-7 if json_digits else 0.005) / time_us) + 1e-3 * alg
+    if abs(algbw - alg) > slack:
+        return f"algbw {algbw:g} GB/s is not size / time ({alg:.4g} GB/s)"
+    if abs(busbw - algbw * factor) > slack * max(1.0, factor) + (1e-6 if json_digits else 0.011):
+        return f"busbw {busbw:g} GB/s is not algbw x {factor:g} ({algbw * factor:.4g} GB/s)"
+    return None
+
+
 def parse_nccl_tests(text: str, path: str = "<nccl-tests>") -> Imported:
     if text.lstrip().startswith("{"):
         return _parse_nccl_json(text, path)
@@ -306,11 +337,14 @@ def parse_nccl_tests(text: str, path: str = "<nccl-tests>") -> Imported:
     for no, line in enumerate(lines, 1):
         m = re.search(r"Collective test starting: (\w+?)_perf", line)
         if m:
-            coll, ranks = m.group(1), 0  # each test lists its ranks again
+            if coll is not None and not concluded:
+                raise _err(path, no, f"{coll}_perf ends before '# Collective test concluded' (truncated?)")
+            coll, ranks, concluded = m.group(1), 0, False  # each test lists its ranks again
             continue
-        m = re.search(r"nThread (\d+) nGpus (\d+).* iters: (\d+)", line)
+        m = re.search(r"nThread (\d+) nGpus (\d+)", line)
         if m:
-            iters = int(m.group(3))
+            it = re.search(r"(?<![a-z] )iters: (\d+)", line)  # not "warmup iters:" nor "agg iters:"
+            iters = int(it.group(1)) if it else 0
             g = re.search(r"graph: (\d+)", line)
             graph = int(g.group(1)) if g else 0
             continue
@@ -337,15 +371,25 @@ def parse_nccl_tests(text: str, path: str = "<nccl-tests>") -> Imported:
                                  f"out-of-place and in-place), got {len(cells)}")
         try:
             size, count = int(cells[0]), int(cells[1])
-            values = [float(c) for c in (cells[5], cells[6], cells[7], cells[9], cells[10], cells[11])]
         except ValueError:
             raise _err(path, no, f"unreadable row {line.strip()!r}") from None
+        if size < 0 or count < 0:
+            raise _err(path, no, f"a negative size or count ({size} B, {count} elements)")
+        names = ("out-of-place time", "out-of-place algbw", "out-of-place busbw", "in-place time", "in-place algbw",
+                 "in-place busbw")
+        values = [_number(c, path, no, what) for c, what in zip(
+            (cells[5], cells[6], cells[7], cells[9], cells[10], cells[11]), names)]
         if size == 0:
             skipped_rows += 1  # nothing moved: no figure (nccl-tests prints the empty launch's time)
             continue
         if not (values[0] > 0 and values[3] > 0):
             raise _err(path, no, f"a time of 0 us for {size} B: not a measurement")
         n = max(ranks, 1)
+        for t_us, algbw, busbw, where in ((values[0], values[1], values[2], "out of place"),
+                                          (values[3], values[4], values[5], "in place")):
+            problem = _inconsistent(coll, n, size, t_us, algbw, busbw)
+            if problem:
+                raise _err(path, no, f"{where}: {problem} (columns swapped, or not nccl-tests' own figures?)")
         out.append(_nccl_measurement(coll, n, size, cells[2], cells[3], cells[4], False, values[0], values[1],
                                      values[2], cells[8], iters, graph, count))
         out.append(_nccl_measurement(coll, n, size, cells[2], cells[3], cells[4], True, values[3], values[4],
@@ -375,8 +419,16 @@ def _parse_nccl_json(text: str, path: str) -> Imported:
     coll = m.group(1)
     cfg = doc["config"]
     devices = cfg.get("devices") or []
-    ranks = max(len(devices), int(cfg.get("nthreads", 1)) * int(cfg.get("ngpus", 1)))
-    iters = int(cfg.get("iterations", 0))
+    try:
+        threads, ngpus, iters = int(cfg.get("nthreads", 1)), int(cfg.get("ngpus", 1)), int(cfg.get("iterations", 0))
+    except (TypeError, ValueError):
+        raise _err(path, None, "config: nthreads, ngpus and iterations must be whole numbers") from None
+    if not (1 <= threads <= MAX_MATRIX and 1 <= ngpus <= MAX_MATRIX and 0 <= iters) or len(devices) > MAX_MATRIX:
+        raise _err(path, None, f"config: nthreads {threads}, ngpus {ngpus}, {len(devices)} devices, iterations "
+                               f"{iters}: not a run of nccl-tests (each 1 to {MAX_MATRIX}, iterations >= 0)")
+    ranks = max(len(devices), threads * ngpus)
+    if ranks > MAX_MATRIX:
+        raise _err(path, None, f"config: {ranks} ranks, more than the {MAX_MATRIX} linkroof imports")
     gpus = [(int(d.get("device", i)), str(d.get("device_info", "")), str(d.get("device_hex", ""))) for i, d in
             enumerate(devices)]
     # -J lists one entry per process; with -g N a process drives N GPUs (as the text output lists them)
@@ -392,8 +444,12 @@ def _parse_nccl_json(text: str, path: str) -> Imported:
             for in_place, key in ((False, "out_of_place"), (True, "in_place")):
                 part = r[key]
                 wrong = part.get("nwrong")
-                if not float(part["time"]) > 0:
+                t_us, algbw, busbw = (float(part[k]) for k in ("time", "alg_bw", "bus_bw"))
+                if not (math.isfinite(t_us) and t_us > 0):
                     raise ValueError(f"{key} time {part['time']!r} is not a positive number of microseconds")
+                problem = _inconsistent(coll, ranks, int(r["size"]), t_us, algbw, busbw, json_digits=True)
+                if problem:
+                    raise ValueError(f"{key}: {problem}")
                 out.append(_nccl_measurement(coll, ranks, int(r["size"]), str(r["type"]), str(r["redop"]),
                                              str(r["root"]).strip(), in_place, float(part["time"]),
                                              float(part["alg_bw"]), float(part["bus_bw"]),
@@ -415,12 +471,10 @@ IMPORTERS = {"nvbandwidth": parse_nvbandwidth, "nccl-tests": parse_nccl_tests}
 def import_file(tool: str, path: str | Path) -> Imported:
     if tool not in IMPORTERS:
         raise ImportFormatError(f"unknown tool {tool!r} (one of {', '.join(IMPORTERS)})")
+    from ..files import read_text
+
     p = Path(path)
-    try:
-        text = p.read_text()
-    except (OSError, UnicodeDecodeError) as e:
-        raise ImportFormatError(f"cannot read {p}: {e}") from None
-    return IMPORTERS[tool](text, str(p))
+    return IMPORTERS[tool](read_text(p, f"{tool} output", MAX_IMPORT_BYTES), str(p))
 
 
 def bare_topology(imported: Imported, label: str) -> Topology:

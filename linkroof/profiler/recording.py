@@ -95,10 +95,12 @@ def resolve(name_or_path: str) -> tuple[dict[str, Any], str]:
                 f"no bundled recording named {name_or_path!r} (bundled: {', '.join(names) or 'none'}; or give a file path)")
         data = resources.files("linkroof") / "data" / f"{name_or_path}{SUFFIX}"
         return validate(_parse(data.read_text(), name_or_path), name_or_path), name_or_path
+    from ..files import FileInputError, read_text
+
     try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as e:
-        raise RecordingError(f"cannot read recording {name_or_path}: {e}") from None
+        text = read_text(path, "recording")
+    except FileInputError as e:
+        raise RecordingError(str(e)) from None
     return validate(_parse(text, name_or_path), name_or_path), path.name
 
 

@@ -110,18 +110,30 @@ def probe_profile(allow_reference: bool = True) -> tuple[Profile, str | None]:
     return make_profile([topology], [env], label="probe"), None
 
 
-def resolve_profile(which: str | None, store_path: str | None = None) -> tuple[Profile, str | None]:
-    """A profile by id (or unique prefix) in the store, a profile JSON file, or
-    'reference' (the bundled profile); with `which` None, the newest measured profile in
-    the store, else the bundled reference. The second value says which, when the user
-    did not name one."""
+def _names_a_file(which: str) -> bool:
+    """Whether `which` names an existing file (an over-long or odd name is no file)."""
     from pathlib import Path
 
+    if len(which) > 4096 or "\x00" in which:
+        return False
+    try:
+        return Path(which).exists() and not Path(which).is_dir()
+    except (OSError, ValueError):
+        return False
+
+
+def resolve_profile(which: str | None, store_path: str | None = None,
+                    files: bool = True) -> tuple[Profile, str | None]:
+    """A profile by id (or unique prefix) in the store, a profile JSON file (where
+    `files`: the CLI; never for the dashboard, whose input comes from anyone who can
+    reach it), or 'reference' (the bundled profile); with `which` None, the newest
+    measured profile in the store, else the bundled reference. The second value says
+    which, when the user did not name one."""
     from ..store import Store, load_profile_file
 
     if which in ("reference", f"bundled:{REFERENCE}"):
         return bundled_profile(), None
-    if which and Path(which).is_file():
+    if which and files and _names_a_file(which):
         return load_profile_file(which), None
     with Store(store_path) as store:
         if which:

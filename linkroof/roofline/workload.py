@@ -190,20 +190,25 @@ def _user_dtype(value: Any, where: str) -> str:
     return str(value)
 
 
+MAX_WORKLOAD_BYTES = 1024 * 1024  # a workload description is a few lines
+
+
 def load_toml(path: str | Path) -> Workload:
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover
         import tomli as tomllib
+    from ..files import FileInputError, read_text
+
     p = Path(path)
     try:
-        doc = tomllib.loads(p.read_text())
-    except OSError as e:
-        raise WorkloadError(f"cannot read {p}: {e.strerror or e}") from None
-    except UnicodeDecodeError:
-        raise WorkloadError(f"{p}: not a text file (a workload is TOML)") from None
+        doc = tomllib.loads(read_text(p, "workload (TOML)", MAX_WORKLOAD_BYTES))
+    except FileInputError as e:
+        raise WorkloadError(str(e)) from None
     except tomllib.TOMLDecodeError as e:
         raise WorkloadError(f"{p}: not valid TOML ({e})") from None
+    except RecursionError:
+        raise WorkloadError(f"{p}: nested too deep for a workload") from None
     try:
         return from_dict(doc)
     except WorkloadError as e:
