@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,13 @@ def _write(path: str | Path, text: str) -> None:
         Path(path).write_text(text)
     except OSError as e:
         raise UserError(f"cannot write {path}: {e.strerror or e}") from None
+
+
+def _finite(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """An option's number must be a number: NaN passes every range check and is refused here."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a number")
+    return value
 
 
 def _store(ctx: click.Context) -> Any:
@@ -230,7 +238,7 @@ def run(ctx: click.Context, as_json: bool, no_save: bool, label: str | None, no_
 @click.option("--label", default="", help="A label for the saved profile.")
 @click.option("--plan", "show_plan", is_flag=True, help="Print what would run, and run nothing.")
 @click.option("--replay", metavar="NAME|FILE", help="Plan against a recorded topology (with --plan).")
-@click.option("--rank-timeout", type=click.FloatRange(1), default=600, show_default=True,
+@click.option("--rank-timeout", type=click.FloatRange(1, 86400), default=600, show_default=True, callback=_finite,
               help="Under mpirun/srun/torchrun: seconds rank 0 waits for the other ranks' results.")
 @click.option("--cpu-standin", is_flag=True, hidden=True,
               help="Replace the GPU work by a CPU copy (tests the multi-process orchestration without GPUs).")
@@ -255,7 +263,14 @@ def bench(ctx: click.Context, suite: str, gpus: str | None, only: str | None, si
         gpu_list = [int(g) for g in gpus.split(",")] if gpus else None
     except ValueError:
         raise click.BadParameter(f"not a list of GPU indices: {gpus!r}", param_hint="--gpus") from None
-    families = [f.strip() for f in only.split(",") if f.strip()] if only else None
+    if gpu_list is not None and len(set(gpu_list)) != len(gpu_list):
+        dup = next(g for g in gpu_list if gpu_list.count(g) > 1)
+        raise click.BadParameter(f"GPU {dup} is listed twice in {gpus!r}", param_hint="--gpus")
+    if gpu_list is not None and any(g < 0 for g in gpu_list):
+        raise click.BadParameter(f"a GPU index is not negative: {gpus!r}", param_hint="--gpus")
+    families = [f.strip() for f in only.split(",") if f.strip()] if only is not None else None
+    if only is not None and not families:
+        raise click.BadParameter(f"{only!r} names no family", param_hint="--only")
     try:
         size_list = parse_size_range(sizes, factor=4) if sizes else None
     except ValueError as e:
@@ -493,8 +508,9 @@ def roofline(ctx: click.Context, which: str | None, workload: str | None, time_:
             seconds = parse_time(time_)
         except ValueError as e:
             raise click.BadParameter(str(e), param_hint="--time") from None
-        if not seconds > 0:
-            raise click.BadParameter(f"{time_!r}: a measured time must be more than zero", param_hint="--time")
+        if not (seconds > 0 and math.isfinite(seconds)) or seconds > 1e6:
+            raise click.BadParameter(f"{time_!r}: a measured time is more than zero and finite (at most 1e6 s)",
+                                     param_hint="--time")
         wl = load_toml(workload)
         profile, _ = _placement_profile(ctx, which, force, wl)
     else:
@@ -634,8 +650,10 @@ def _bench_distributed(ctx: click.Context, comm: Any, suite: str, families: list
 @click.option("--profile", "which", metavar="ID|FILE|reference", help=PROFILE_HELP)
 @click.option("--reps", type=click.IntRange(1), default=50, show_default=True)
 @click.option("--warmup", type=click.IntRange(0), default=10, show_default=True)
-@click.option("--rtol", type=float, default=1e-3, show_default=True)
-@click.option("--atol", type=float, default=1e-5, show_default=True)
+@click.option("--rtol", type=click.FloatRange(0, 1e6), default=1e-3, show_default=True, callback=_finite,
+              help="Relative tolerance of the check against --reference.")
+@click.option("--atol", type=click.FloatRange(0, 1e30), default=1e-5, show_default=True, callback=_finite,
+              help="Absolute tolerance of the check against --reference.")
 @click.option("--no-counters", is_flag=True, help="Do not read NVML's NVLink / PCIe byte counters.")
 @click.option("--plot", type=click.Path(dir_okay=False), help="Write the roofline with the kernel placed on it.")
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)

@@ -194,7 +194,7 @@ def test_faster_than_roofline_is_flagged(model):
     ({"workload": {"flops": {"fp16": "lots"}}}, "workload.flops.fp16: expected a number"),
     ({"workload": {"link_bytes": {"ethernet": 1}}}, "workload.link_bytes.ethernet: unknown link class"),
     ({"workload": {"hbm_bytes": -1}}, "workload.hbm_bytes: must not be negative"),
-    ({"workload": {"colective": "all_reduce"}}, "workload.colective: unknown key"),
+    ({"workload": {"colective": "all_reduce"}}, "workload.colective: not a key of an explicit"),
 ])
 def test_workload_errors_name_the_key(doc, message):
     with pytest.raises(W.WorkloadError, match=message.replace("(", r"\(").replace(")", r"\)")):
@@ -205,7 +205,7 @@ def test_toml_file(tmp_path):
     path = tmp_path / "w.toml"
     path.write_text('[workload]\nname = "my all-reduce"\ncollective = "all_reduce"\nsize_bytes = 1073741824\nranks = 2\n')
     w = W.load_toml(path)
-    assert w.name.startswith("all_reduce") and w.link_bytes["nvlink"] == 1 << 30
+    assert w.name == "my all-reduce" and w.pattern == "all_reduce" and w.link_bytes["nvlink"] == 1 << 30
     path.write_text('[workload]\nname = "x"\nflops = { fp16 = 1e12 }\nhbm_bytes = 1e9\n')
     assert W.load_toml(path).flops == {"fp16": 1e12}
     path.write_text("[workload\n")
@@ -347,3 +347,30 @@ def test_advise_never_joins_host_memory_kinds_and_answers_in_time():
     assert any("kernels this profile measured" in n and "sm at " in n and "ce at" not in n for n in tiny.notes)
     with pytest.raises(ValueError, match="at least 1 byte"):
         advise(_REF, 0, "p2p_write")
+
+
+@pytest.mark.parametrize("doc, message", [
+    ({"workload": {"hbm_bytes": 1e9, "link_bytes": {"bogus": 1}}}, "link_bytes.bogus: unknown link class"),
+    ({"workload": {"collective": "all_reduce", "size_bytes": 1024, "ranks": 2, "link": "bogus"}}, "link: 'bogus' is not one of"),
+    ({"workload": {"collective": "all_reduce", "size_bytes": 1024, "ranks": 2, "link": 5}}, "link: expected a line of text"),
+    ({"workload": {"template": "ring_attention", "seq": 1024, "hidden": 64, "dtype": "bf16", "ranks": 2,
+                   "causal": "no"}}, "causal: expected true or false"),
+    ({"workload": {"template": "moe_dispatch_combine", "tokens": 1024, "hidden": 64, "experts": 8, "top_k": 16,
+                   "dtype": "bf16", "ranks": 2}}, "top_k: 16 is more than the 8 experts"),
+    ({"workload": {"flops": {"fp16": float("inf")}}}, "more than the 1e\\+18"),
+    ({"workload": {"hbm_bytes": float("inf")}}, "more than the 1e\\+18"),
+    ({"workload": {"hbm_bytes": 10 ** 5000}}, "more than the 1e\\+18"),
+    ({"workload": {"collective": "all_reduce", "size_bytes": 1024, "ranks": 2, "m": 3}}, "m: not a key of a collective"),
+    ({"workload": {"template": "allgather_gemm", "m": 8, "n": 8, "k": 8, "dtype": "bf16", "ranks": 2,
+                   "hbm_bytes": 5}}, "hbm_bytes: not a key of a allgather_gemm template"),
+    ({"workload": {"collective": "all_reduce", "size_bytes": 1024, "ranks": 100000}}, "ranks: 100000 is more than"),
+    ({"workload": {"collective": "all_teleport", "size_bytes": 1024, "ranks": 2}}, "unknown collective"),
+    ({"workload": {"hbm_bytes": 1e9, "pattern": "zigzag"}}, "unknown pattern"),
+    ({"workload": {"hbm_bytes": 1e9, "name": "a\x1b[31mred"}}, "expected a line of text"),
+])
+def test_workload_values_must_mean_something(doc, message):
+    """Every key checked against what its form of workload accepts, every value against
+    its meaning (links by name, booleans as booleans, top_k at most the experts, numbers
+    finite and bounded)."""
+    with pytest.raises(W.WorkloadError, match=message):
+        W.from_dict(doc)

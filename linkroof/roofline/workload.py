@@ -113,74 +113,126 @@ TEMPLATES = {
 }
 
 
-def _number(table: dict[str, Any], key: str, where: str, integer: bool = False, positive: bool = False) -> Any:
+LINK_CLASSES = ("nvlink", "pcie_peer", "host", "network")
+MAX_COUNT = 1e18  # bytes or FLOPs a workload may claim: beyond this it is not a kernel's
+MAX_DIM = 1 << 31  # a matrix dimension, a sequence length, a token count
+MAX_RANKS = 4096
+
+# What each form of workload accepts: a key that means nothing for it is refused
+COMMON_KEYS = {"name", "link"}
+FORM_KEYS = {
+    "collective": {"collective", "size_bytes", "ranks", "dtype"},
+    "explicit": {"flops", "hbm_bytes", "link_bytes", "message_bytes", "ranks", "pattern", "dtype"},
+}
+
+
+def _number(table: dict[str, Any], key: str, where: str, integer: bool = False, positive: bool = False,
+            limit: float = MAX_COUNT) -> Any:
+    """A finite number of `table[key]`, not negative (at least 1 where `positive`), at
+    most `limit`; the error names the key and what was given."""
     value = table.get(key)
     ok = isinstance(value, int) if integer else isinstance(value, (int, float))
     if isinstance(value, bool) or not ok or value != value:
         kind = "an integer" if integer else "a number"
-        raise WorkloadError(f"{where}.{key}: expected {kind}, got {value!r}")
+        raise WorkloadError(f"{where}.{key}: expected {kind}, got {value!r}"[:300])
     if value < 0:
-        raise WorkloadError(f"{where}.{key}: must not be negative, got {value!r}")
+        raise WorkloadError(f"{where}.{key}: must not be negative, got {value!r}"[:300])
+    if value > limit:  # infinity and 5000-digit integers too (which have no repr to show)
+        shown = (f"{value:.3g}" if isinstance(value, float) else str(value) if value < 10 ** 30
+                 else "a number of many digits")
+        bound = f"{limit:,.0f}" if limit < 1e9 else f"{limit:.3g}"
+        raise WorkloadError(f"{where}.{key}: {shown} is more than the {bound} a workload may give")
     if positive and value == 0:
         raise WorkloadError(f"{where}.{key}: must be at least 1, got 0")
     return value
 
 
+def _text(table: dict[str, Any], key: str, where: str, choices: tuple[str, ...] | None = None) -> str:
+    value = table[key]
+    if not isinstance(value, str) or len(value) > 200 or any(not c.isprintable() for c in value):
+        raise WorkloadError(f"{where}.{key}: expected a line of text (at most 200 characters), got {value!r}"[:300])
+    if choices is not None and value not in choices:
+        raise WorkloadError(f"{where}.{key}: {value!r} is not one of {', '.join(choices)}")
+    return value
+
+
+def _check_keys(w: dict[str, Any], allowed: set[str], form: str, where: str) -> None:
+    for key in w:
+        if key not in allowed:
+            raise WorkloadError(f"{where}.{key}: not a key of {form} workload (it takes "
+                                f"{', '.join(sorted(allowed))})")
+
+
 def from_dict(doc: dict[str, Any], where: str = "workload") -> Workload:
     """A workload from a TOML-shaped dict: either a `template` with its parameters, a
-    `collective` with size and ranks, or explicit flops / hbm_bytes / link_bytes."""
-    if "workload" not in doc:
+    `collective` with size and ranks, or explicit flops / hbm_bytes / link_bytes. Every
+    key must mean something for its form, every number be finite and bounded."""
+    if not isinstance(doc, dict) or "workload" not in doc:
         raise WorkloadError(f"{where}: no [workload] table (see examples/*.toml)")
     w = doc["workload"]
     if not isinstance(w, dict):
         raise WorkloadError(f"{where}: expected a [workload] table")
-    known_keys = {"name", "template", "collective", "size_bytes", "ranks", "flops", "hbm_bytes", "link_bytes",
-                  "message_bytes", "pattern", "link", "m", "n", "k", "dtype", "seq", "hidden", "causal", "tokens",
-                  "experts", "top_k"}
-    for key in w:
-        if key not in known_keys:
-            raise WorkloadError(f"{where}.{key}: unknown key (known: {', '.join(sorted(known_keys))})")
-    link = w.get("link", "nvlink")
+    link = _text(w, "link", where, LINK_CLASSES) if "link" in w else "nvlink"
+    name = _text(w, "name", where) if "name" in w else None
     if "template" in w:
-        name = w["template"]
-        if name not in TEMPLATES:
-            raise WorkloadError(f"{where}.template: unknown template {name!r} (one of {', '.join(TEMPLATES)})")
-        fn, params = TEMPLATES[name]
+        tname = _text(w, "template", where)
+        if tname not in TEMPLATES:
+            raise WorkloadError(f"{where}.template: unknown template {tname!r} (one of {', '.join(TEMPLATES)})")
+        fn, params = TEMPLATES[tname]
+        _check_keys(w, COMMON_KEYS | {"template"} | set(params) | ({"causal"} if tname == "ring_attention" else set()),
+                    f"a {tname} template", where)
         kwargs: dict[str, Any] = {}
         for p in params:
             if p not in w:
-                raise WorkloadError(f"{where}.{p}: missing (template {name} needs {', '.join(params)})")
-            kwargs[p] = w[p] if p == "dtype" else _number(w, p, where, integer=True, positive=True)
-        if "causal" in w and name == "ring_attention":
-            kwargs["causal"] = bool(w["causal"])
+                raise WorkloadError(f"{where}.{p}: missing (template {tname} needs {', '.join(params)})")
+            kwargs[p] = (_text(w, p, where, FLOP_DTYPES) if p == "dtype" else
+                         _number(w, p, where, integer=True, positive=True, limit=MAX_RANKS if p == "ranks" else MAX_DIM))
+        if "causal" in w:
+            if not isinstance(w["causal"], bool):
+                raise WorkloadError(f"{where}.causal: expected true or false, got {w['causal']!r}"[:300])
+            kwargs["causal"] = w["causal"]
+        if tname == "moe_dispatch_combine" and kwargs["top_k"] > kwargs["experts"]:
+            raise WorkloadError(f"{where}.top_k: {kwargs['top_k']} is more than the {kwargs['experts']} experts")
         wl = fn(**kwargs, link=link)
-        return wl if "name" not in w else dataclasses.replace(wl, name=str(w["name"]))
+        return wl if name is None else dataclasses.replace(wl, name=name)
     if "collective" in w:
-        return collective(str(w["collective"]), _number(w, "size_bytes", where, True, positive=True),
-                          _number(w, "ranks", where, True, positive=True), link)
+        _check_keys(w, COMMON_KEYS | FORM_KEYS["collective"], "a collective", where)
+        coll = C.canonical(_text(w, "collective", where))
+        if coll not in C.COLLECTIVES:
+            raise WorkloadError(f"{where}.collective: unknown collective {coll!r} (one of {', '.join(C.COLLECTIVES)})")
+        wl = collective(coll, _number(w, "size_bytes", where, True, positive=True),
+                        _number(w, "ranks", where, True, positive=True, limit=MAX_RANKS), link)
+        if "dtype" in w:
+            wl = dataclasses.replace(wl, params={"dtype": _user_dtype(w["dtype"], where)})
+        return wl if name is None else dataclasses.replace(wl, name=name)
+    _check_keys(w, COMMON_KEYS | FORM_KEYS["explicit"], "an explicit (flops / bytes)", where)
     flops = w.get("flops", {})
     if not isinstance(flops, dict):
         raise WorkloadError(f"{where}.flops: expected a table of data type = FLOPs")
     for dt in flops:
         if dt not in FLOP_DTYPES:
-            raise WorkloadError(f"{where}.flops.{dt}: unknown data type (one of {', '.join(FLOP_DTYPES)})")
+            raise WorkloadError(f"{where}.flops.{dt}: unknown data type (one of {', '.join(FLOP_DTYPES)})"[:300])
         _number(flops, dt, f"{where}.flops")
     links = w.get("link_bytes", {})
     if not isinstance(links, dict):
         raise WorkloadError(f"{where}.link_bytes: expected a table of link class = bytes")
     for cls in links:
-        if cls not in ("nvlink", "pcie_peer", "host", "network"):
-            raise WorkloadError(f"{where}.link_bytes.{cls}: unknown link class (nvlink, pcie_peer, host, network)")
+        if cls not in LINK_CLASSES:
+            raise WorkloadError(f"{where}.link_bytes.{cls}: unknown link class ({', '.join(LINK_CLASSES)})"[:300])
         _number(links, cls, f"{where}.link_bytes")
-    if not (any(flops.values()) or w.get("hbm_bytes") or any(links.values())):
+    hbm = float(_number(w, "hbm_bytes", where)) if "hbm_bytes" in w else 0.0
+    if not (any(flops.values()) or hbm or any(links.values())):
         raise WorkloadError(f"{where}: nothing to bound: give a template, a collective, or flops / hbm_bytes / "
                             "link_bytes (see examples/*.toml)")
-    return Workload(name=str(w.get("name", "workload")), flops={k: float(v) for k, v in flops.items()},
-                    hbm_bytes=float(_number(w, "hbm_bytes", where)) if "hbm_bytes" in w else 0.0,
+    pattern = C.canonical(_text(w, "pattern", where)) if "pattern" in w else ""
+    if pattern and pattern not in C.COLLECTIVES + ("ring",):
+        raise WorkloadError(f"{where}.pattern: unknown pattern {pattern!r} (a collective: "
+                            f"{', '.join(C.COLLECTIVES)}, or ring)")
+    return Workload(name=name or "workload", flops={k: float(v) for k, v in flops.items()}, hbm_bytes=hbm,
                     link_bytes={k: float(v) for k, v in links.items()},
                     message_bytes=_number(w, "message_bytes", where, True) if "message_bytes" in w else None,
-                    ranks=_number(w, "ranks", where, True, positive=True) if "ranks" in w else 1,
-                    pattern=str(w.get("pattern", "")), source="user",
+                    ranks=_number(w, "ranks", where, True, positive=True, limit=MAX_RANKS) if "ranks" in w else 1,
+                    pattern=pattern, source="user",
                     params={"dtype": _user_dtype(w["dtype"], where)} if "dtype" in w else {})
 
 
