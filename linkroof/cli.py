@@ -362,6 +362,19 @@ def import_(ctx: click.Context, tool: str, file: str, into: str | None, as_json:
     with _store(ctx) as store:
         if into:
             base = store.get(into)
+            # a figure already in the profile (the same file imported twice) is not added again
+            def same(m: Any) -> tuple[Any, ...]:
+                return (m.spec.key(), m.source, m.times_s, tuple(sorted(m.reported.items())))
+
+            have = {same(m) for m in base.measurements}
+            fresh = [m for m in imported.measurements if same(m) not in have]
+            if not fresh:
+                raise UserError(f"{file}: every one of its {len(imported.measurements)} figures is already in profile "
+                                f"{base.id}: nothing added")
+            if len(fresh) < len(imported.measurements):
+                click.echo(f"{len(imported.measurements) - len(fresh)} figures of {file} are already in profile "
+                           f"{base.id}: not added again", err=True)
+            imported.measurements = fresh
             profile = dataclasses.replace(base, measurements=base.measurements + tuple(imported.measurements),
                                           notes=base.notes + tuple(f"{tool} {label}: {n}" for n in imported.notes))
         else:

@@ -132,10 +132,8 @@ class Store:
         self.unchanged = False  # the last put found the same document already stored
         try:
             if self.path.exists() and not (os.access(self.path, os.W_OK) and os.access(self.path.parent, os.W_OK)):
-                self.read_only = True  # immutable: no WAL or shared-memory files next to it
-                self.conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro&immutable=1", uri=True,
-                                            timeout=30, isolation_level=None)
-                self.conn.execute("SELECT COUNT(*) FROM profiles").fetchone()
+                self.read_only = True
+                self.conn = self._open_read_only()
                 return
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
@@ -148,6 +146,34 @@ class Store:
             raise _damaged(self.path, e) from None
         except OSError as e:
             raise StoreError(f"cannot open the store at {self.path}: {e.strerror or e}") from None
+
+    def _open_read_only(self) -> sqlite3.Connection:
+        """A store this process may not write: read with its write-ahead log, so every
+        committed profile shows (an 'immutable' open would skip the log's). Where SQLite
+        cannot read the log in place (no shared-memory file and a folder it may not write),
+        a private copy of the file and its log is read instead."""
+        import shutil
+        import tempfile
+
+        wal = self.path.with_name(self.path.name + "-wal")
+        try:
+            conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, timeout=30,
+                                   isolation_level=None)
+            conn.execute("SELECT COUNT(*) FROM profiles").fetchone()
+            return conn
+        except sqlite3.OperationalError:
+            if not (wal.exists() and wal.stat().st_size):
+                conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro&immutable=1", uri=True,
+                                       timeout=30, isolation_level=None)
+                conn.execute("SELECT COUNT(*) FROM profiles").fetchone()
+                return conn
+        self._snapshot = tempfile.TemporaryDirectory(prefix="linkroof-store-")
+        copy = Path(self._snapshot.name) / self.path.name
+        shutil.copyfile(self.path, copy)
+        shutil.copyfile(wal, copy.with_name(copy.name + "-wal"))
+        conn = sqlite3.connect(f"{copy.as_uri()}?mode=ro", uri=True, timeout=30, isolation_level=None)
+        conn.execute("SELECT COUNT(*) FROM profiles").fetchone()
+        return conn
 
     def __enter__(self) -> "Store":
         return self

@@ -197,3 +197,35 @@ def test_no_command_overwrites_a_stored_profile_that_differs(tmp_path, monkeypat
     before = Store(store).count()
     assert go("import", "nccl-tests", str(anchor)).exit_code == 0 and go("import", "nccl-tests", str(anchor)).exit_code == 0
     assert Store(store).count() == before + 2
+
+
+def test_a_read_only_store_shows_what_its_log_still_holds(tmp_path):
+    """A store another process still writes keeps its last commits in the WAL; opened
+    read-only here it lists every committed profile, not only those checkpointed."""
+    import os
+    import stat
+
+    path = tmp_path / "ro" / "s.sqlite"
+    path.parent.mkdir()
+    writer = Store(path)
+    writer.conn.execute("PRAGMA wal_autocheckpoint=0")  # keep the commits in the log
+    for i in range(4):
+        writer.put(profile(label=f"p{i}"))
+    assert (path.parent / "s.sqlite-wal").stat().st_size > 0
+    os.chmod(path, stat.S_IRUSR)
+    os.chmod(path.parent, stat.S_IRUSR | stat.S_IXUSR)
+    try:
+        if os.access(path.parent, os.W_OK):  # running as root: no permission holds the folder; say so
+            import unittest.mock as mock
+
+            real = os.access
+            with mock.patch("os.access", lambda p, mode: False if mode == os.W_OK else real(p, mode)):
+                reader = Store(path)
+        else:
+            reader = Store(path)
+        with reader:
+            assert reader.read_only and reader.count() == 4 and len(reader.list()) == 4
+    finally:
+        os.chmod(path.parent, stat.S_IRWXU)
+        os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
+        writer.close()

@@ -13,7 +13,13 @@ import os
 import time
 from typing import Any
 
-from ..errors import NoGpuError
+from ..errors import LinkroofError, NoGpuError
+
+MAX_GPUS = 1024  # GPUs one host can have: a recording that says more is not one
+
+
+class ProbeError(LinkroofError):
+    """What the driver (or a recording) answered cannot describe a machine."""
 from ..roofline import links
 from ..roofline.spec import hbm_spec
 from ..schema import (Ceiling, Fabric, Gpu, Host, Mig, Nic, NumaNode, NvLink, Pair, Topology, Unknown,
@@ -67,6 +73,9 @@ def probe_source(source: Source) -> Topology:
         raise NoGpuError(f"NVIDIA driver found but it lists no GPU ({count.reason})")
     if count == 0:
         raise NoGpuError("NVIDIA driver found but it lists no GPU")
+    if not isinstance(count, int) or not 0 < count <= MAX_GPUS:
+        raise ProbeError(f"NVML says there are {count!r} GPUs: not a machine linkroof can describe (at most "
+                         f"{MAX_GPUS} GPUs)")
     notes: list[str] = []
 
     nodes = sysfs.read_numa_nodes(fs)
