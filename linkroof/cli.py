@@ -43,9 +43,13 @@ def _console(err: bool = False) -> Any:
 
 
 def _warn(text: str) -> None:
-    """A warning on stderr, yellow unless NO_COLOR is set (https://no-color.org)."""
+    """A warning on stderr, yellow unless NO_COLOR is set (https://no-color.org); any
+    text from a profile in it shown as text (control characters escaped)."""
     import os
 
+    from .render import clean
+
+    text = "\n".join(clean(line) for line in text.split("\n"))
     if os.environ.get("NO_COLOR"):
         click.echo(text, err=True)
     else:
@@ -451,8 +455,10 @@ def _placement_profile(ctx: click.Context, which: str | None, force: bool, workl
 
 
 def _say_profile(profile: Any, why: str = "") -> None:
-    click.echo(f"Using profile {profile.id} ({profile.label or 'no label'}, {profile.created_at[:19]}, "
-               f"{', '.join(profile.hostnames)})" + (f": {why}" if why else "") + ".", err=True)
+    from .render import clean
+
+    click.echo(clean(f"Using profile {profile.id} ({profile.label or 'no label'}, {profile.created_at[:19]}, "
+                     f"{', '.join(profile.hostnames)})") + (f": {clean(why)}" if why else "") + ".", err=True)
 
 
 def _same_machine(profile: Any, force: bool) -> Any:

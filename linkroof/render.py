@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Group
-from rich.table import Table
+from rich.table import Table as RichTable
 from rich.text import Text
 
 from .roofline.summaries import p2p_matrix, show, topo_matrix
@@ -24,6 +24,19 @@ def clean(text: Any) -> str:
     never sent raw. Put it in a Text (not a markup string) so rich markup stays text."""
     return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}"
                    for c in str(text))
+
+
+class Table(RichTable):
+    """A rich table whose text cells and title are plain text: control characters shown
+    escaped (clean) and rich markup such as '[red]' printed as it is, never interpreted.
+    Every table linkroof prints is one (profile ids, labels, hostnames and imported names
+    reach the terminal through them)."""
+
+    def __init__(self, *args: Any, title: Any = None, **kwargs: Any) -> None:
+        super().__init__(*args, title=Text(clean(title)) if isinstance(title, str) else title, **kwargs)
+
+    def add_row(self, *cells: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        super().add_row(*(Text(clean(c)) if isinstance(c, str) else c for c in cells), **kwargs)
 
 
 def _rate(x: Any, digits: int = 1) -> str:
@@ -101,9 +114,9 @@ def ceilings_table(topo: Topology) -> Table:
 
 def topology_view(topo: Topology) -> Group:
     head = Text.assemble(
-        ("linkroof probe", "bold"), f"  {topo.host.hostname}  ",
-        f"driver {show(topo.driver_version)}  CUDA {show(topo.cuda_driver_version)}  ",
-        (f"source: {topo.source}", "dim"))
+        ("linkroof probe", "bold"), f"  {clean(topo.host.hostname)}  ",
+        f"driver {clean(show(topo.driver_version))}  CUDA {clean(show(topo.cuda_driver_version))}  ",
+        (f"source: {clean(topo.source)}", "dim"))
     parts: list[Any] = [head, gpu_table(topo), links_table(topo),
                         Text("Connections (like nvidia-smi topo -m)", style="italic"), Text(topo_matrix(topo)),
                         Text(""), Text("P2P read / write / atomics (NVML)", style="italic"), Text(p2p_matrix(topo))]
@@ -111,7 +124,7 @@ def topology_view(topo: Topology) -> Group:
         parts.append(nics_table(topo))
     parts.append(ceilings_table(topo))
     if topo.notes:
-        parts.append(Text("Notes:\n" + "\n".join(f"  - {n}" for n in topo.notes), style="yellow"))
+        parts.append(Text("Notes:\n" + "\n".join(f"  - {clean(n)}" for n in topo.notes), style="yellow"))
     return Group(*parts)
 
 
@@ -133,11 +146,12 @@ def profile_summary(profile: Profile) -> Group:
         t.add_row(m.spec.name, m.spec.mechanism, m.spec.pattern, ",".join(map(str, m.spec.devices)),
                   format_size(m.spec.message_bytes), format_rate(m.bandwidth_bytes_per_s),
                   m.verified_text, "; ".join(m.all_warnings))
-    parts: list[Any] = [Text(f"Profile {profile.id}  {profile.created_at}  hosts: {', '.join(profile.hostnames)}  label: {profile.label or '-'}")]
+    parts: list[Any] = [Text(f"Profile {clean(profile.id)}  {clean(profile.created_at)}  hosts: "
+                             f"{clean(', '.join(profile.hostnames))}  label: {clean(profile.label) or '-'}")]
     parts += [topology_view(topo) for topo in profile.topologies]
     parts.append(t if profile.measurements else Text("No measurements in this profile yet (linkroof bench adds them)."))
     if profile.skipped:
-        parts.append(Text("Skipped:\n" + "\n".join(f"  - {s.name}: {s.reason}" for s in profile.skipped)))
+        parts.append(Text("Skipped:\n" + "\n".join(f"  - {clean(s.name)}: {clean(s.reason)}" for s in profile.skipped)))
     return Group(*parts)
 
 
@@ -204,11 +218,12 @@ def bench_summary(profile: Profile) -> Group:
         parts.append(Text(f"{nccl_points} collective figures at other sizes (see --json, `linkroof advise "
                           "--pattern all_reduce`, or the dashboard's Collectives page)."))
     if profile.skipped:
-        parts.append(Text("Skipped:\n" + "\n".join(f"  - {s.name}: {s.reason}" for s in profile.skipped), style="yellow"))
+        parts.append(Text("Skipped:\n" + "\n".join(f"  - {clean(s.name)}: {clean(s.reason)}" for s in profile.skipped),
+                          style="yellow"))
     unverified = [m for m in profile.measurements if not m.trusted]
     if unverified:
         parts.append(Text(f"{len(unverified)} figures UNVERIFIED: " + "; ".join(
-            f"{m.spec.name} ({m.verification})" for m in unverified[:5]), style="bold red"))
+            clean(f"{m.spec.name} ({m.verification})") for m in unverified[:5]), style="bold red"))
     for note in profile.notes:  # a run's own account says when it ran: a stored profile's is not a run just made
         when = f"recorded {profile.created_at[:16].replace('T', ' ')}: " if note.startswith("suite ") else ""
         parts.append(Text(clean(when + note), style="dim"))
@@ -270,7 +285,7 @@ def decomposition_view(placements: list[Any]) -> Group:
                               + (f" ({', '.join(beside)} ran beside)" if beside else ""), style="bold"))
         for n in p.cost_notes:
             if p.decomposition_s or n not in said:  # a profile's missing term: said once, not per placement
-                parts.append(Text(f"  {n}", style="dim"))
+                parts.append(Text(f"  {clean(n)}", style="dim"))
                 said.add(n)
     return Group(*parts)
 
@@ -289,12 +304,12 @@ def advice_view(advice: Any) -> Group:
     parts: list[Any] = [t]
     if advice.fastest is not None:
         margin = f", {advice.margin:.2f}x the next" if advice.margin else ""
-        parts.append(Text(f"Fastest: {advice.fastest.mechanism}{margin}.", style="bold"))
+        parts.append(Text(f"Fastest: {clean(advice.fastest.mechanism)}{margin}.", style="bold"))
     if any(m.dtype for m in advice.mechanisms):
         parts.append(Text("A collective's time is its measured time at this size (nccl-tests' size convention), "
                           "interpolated between measured sizes where needed; its bandwidth is the bus bandwidth of "
                           "that time.", style="dim"))
-    parts += [Text(n, style="yellow") for n in advice.notes]
+    parts += [Text(clean(n), style="yellow") for n in advice.notes]
     return Group(*parts)
 
 
@@ -305,7 +320,7 @@ def gate_table(report: Any, profile: Profile) -> Group:
         t.add_column(col)
     for c in sorted(report.checks, key=lambda c: (c.passed, c.kind, c.name)):
         t.add_row(c.name, c.kind, c.expected, c.got, f"{c.ratio:.3f}" if c.ratio is not None else "",
-                  Text("ok", style="green") if c.passed else Text(f"FAIL {c.detail}".strip(), style="bold red"))
+                  Text("ok", style="green") if c.passed else Text(clean(f"FAIL {c.detail}".strip()), style="bold red"))
     verdict = (Text(f"{len(report.checks) - len(report.failed)} of {len(report.checks)} checks passed"
                     + (f"; {report.not_compared} figures had no counterpart in the baseline" if report.not_compared
                        else ""), style="bold green" if report.passed else "bold red"))

@@ -607,6 +607,8 @@ def loads(text: str | bytes, expected: type | None = None) -> Any:
         data = json.loads(text)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise SchemaError(f"not valid JSON: {e}") from None
+    except ValueError as e:  # an integer of thousands of digits: Python refuses to read it
+        raise SchemaError(f"not a linkroof document: {str(e)[:120]}") from None
     except RecursionError:
         raise SchemaError(f"nested more than {MAX_DEPTH} levels deep: not a linkroof document") from None
     return from_document(data, expected)
@@ -804,6 +806,10 @@ def _decode(tp: Any, value: Any, path: str) -> Any:
             raise SchemaError(f"{path}: expected a finite number, got null (not a number, or infinite, when written)")
     elif tp is str:
         if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:  # a lone surrogate (\ud800): no text can hold it
+                raise SchemaError(f"{path}: not valid text (a lone surrogate {_describe(value)})") from None
             return value
     else:
         raise TypeError(f"schema cannot decode type {tp!r} at {path}")

@@ -212,3 +212,26 @@ def test_fuzzed_profiles_never_crash_and_never_half_write(tmp_path, mutations):
     assert msg is not None
     with sqlite3.connect(store) as c:
         assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_text_from_a_profile_reaches_the_terminal_as_text(tmp_path):
+    """A label, hostname or note holding ANSI / OSC escapes or rich markup is printed as
+    text: no escape byte reaches the terminal, '[red]' is shown, not applied."""
+    import dataclasses
+
+    hostile = "\x1b[31mRED\x1b]0;pwned\x07 [red]markup[/red] [bold]b"
+    p = factories.profile([factories.measurement()], label=hostile, notes=(f"suite x: {hostile}",))
+    topo = dataclasses.replace(p.topology, host=dataclasses.replace(p.topology.host, hostname=hostile))
+    p = dataclasses.replace(p, topologies=(topo,))
+    f = tmp_path / "p.json"
+    f.write_text(dumps(p))
+    store = str(tmp_path / "s.sqlite")
+    r = CliRunner()
+    assert r.invoke(cli, ["--store", store, "runs", "import", str(f)]).exit_code == 0
+    for args in (["runs", "list"], ["runs", "show", p.id], ["roofline", "--profile", p.id],
+                 ["advise", "--size", "1G", "--profile", p.id]):
+        res = r.invoke(cli, ["--store", store, *args])
+        assert res.exit_code in (0, 1), res.output
+        assert "\x1b" not in res.output and "\x07" not in res.output, args
+        if args[0] == "runs":
+            assert "[red]markup[/red]" in res.output, args

@@ -123,7 +123,9 @@ def test_runs_diff_matches_on_parameters(tmp_path):
     from linkroof.dashboard.app import Data, runs_diff
 
     data = Data(str(tmp_path / "s.sqlite"), a)
-    page = str(runs_diff(str(fa), str(fb), data))
+    with data.store() as st:
+        st.put(b)
+    page = str(runs_diff(a.id, b.id, data))
     assert "nothing was compared" in page and "No figure changed" not in page
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import base64
 from enum import Enum
-from functools import lru_cache
 from typing import Any
 
+from ..errors import LinkroofError
 from ..profiler.session import bundled_profile, resolve_profile
 from ..roofline.fits import profile_fits
 from ..roofline.model import MachineModel
@@ -74,6 +74,7 @@ class Data:
         self.here = here
         self.reference = bundled_profile()
         self._cache: dict[str, Profile] = {}
+        self._models: dict[str, MachineModel] = {}
 
     def store(self) -> Any:
         return Store(self.store_path)
@@ -88,20 +89,80 @@ class Data:
         out.append({"label": f"{self.reference.id} bundled reference (2xH200)", "value": "reference"})
         return out
 
-    def get(self, pid: str | None) -> Profile:
-        """The pinned profile when none or its id is asked for; else through the one
-        resolver (an id or prefix in the store, or 'reference')."""
+    def get(self, pid: Any) -> Profile:
+        """The pinned profile when none or its id is asked for; else a profile the store
+        lists (by id or unique prefix), or 'reference'. Never a file: the input comes
+        from anyone who can reach the dashboard. Anything else raises BadInput."""
         if self.pinned is not None and (not pid or pid == self.pinned.id):
             return self.pinned
         if not pid or pid == "reference":
             return self.reference
+        if not isinstance(pid, str):
+            raise BadInput(f"a profile is chosen by its id, not by {type(pid).__name__}")
         if pid not in self._cache:
-            self._cache[pid] = resolve_profile(pid, self.store_path)[0]
+            try:
+                self._cache[pid] = resolve_profile(pid, self.store_path, files=False)[0]
+            except LinkroofError as e:
+                raise BadInput(str(e)) from None
+            if len(self._cache) > 32:
+                self._cache.pop(next(iter(self._cache)))
         return self._cache[pid]
 
-    @lru_cache(maxsize=32)  # noqa: B019 - one Data per app, lives as long as the app
-    def model(self, pid: str | None) -> MachineModel:
-        return MachineModel.from_profile(self.get(pid))
+    def model(self, pid: Any) -> MachineModel:
+        profile = self.get(pid)
+        key = profile.id
+        if key not in self._models:
+            if len(self._models) > 32:
+                self._models.pop(next(iter(self._models)))
+            self._models[key] = MachineModel.from_profile(profile)
+        return self._models[key]
+
+
+class BadInput(ValueError):
+    """A callback got a value its component cannot send: answered in the page."""
+
+
+def _bad(text: str) -> Any:
+    """Bad input to a callback, said in the page (never an HTTP 500)."""
+    from dash import html
+
+    return html.P(f"Not shown: {text}"[:500], className="bad-input",
+                  style={"color": "#a94442", "background": "#f2dede", "padding": "8px"})
+
+
+def _text(value: Any, what: str, limit: int = 200) -> str:
+    if not isinstance(value, str) or len(value) > limit:
+        raise BadInput(f"{what} must be a short text, got {type(value).__name__}")
+    return value
+
+
+def guarded(fallback: Any) -> Any:
+    """Every callback answers bad input with a message in the page (or, for a figure, an
+    empty figure saying so), never a traceback: a component may send anything."""
+    import functools
+
+    def wrap(fn: Any) -> Any:
+        @functools.wraps(fn)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except (BadInput, LinkroofError) as e:
+                return fallback(str(e))
+            except (TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError) as e:
+                return fallback(f"this input cannot be shown ({type(e).__name__})")
+
+        return call
+
+    return wrap
+
+
+def _figure_saying(text: str) -> Any:
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    fig.add_annotation(text=text[:200], showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")
+    fig.update_layout(template="plotly_white", height=300)
+    return fig
 
 
 def _missing(text: str) -> Any:
@@ -188,13 +249,16 @@ def topology_detail(click: dict | None, pid: str | None, data: Data) -> Any:
     """Callback: the figures of the clicked GPU (its pairs)."""
     from dash import html
 
-    if not click or not click.get("points"):
+    if not isinstance(click, dict) or not isinstance(click.get("points"), list) or not click["points"]:
         return "Click a GPU in the graph."
-    tag = str(click["points"][0].get("customdata", ""))
-    if not tag.startswith("gpu:"):
-        return f"{tag}: not a GPU"
-    g = int(tag.split(":")[1])
+    point = click["points"][0]
+    tag = str(point.get("customdata", "") if isinstance(point, dict) else "")[:64]
+    if not tag.startswith("gpu:") or not tag[4:].isdigit():
+        return f"{tag or 'that'}: not a GPU"
+    g = int(tag[4:])
     p = data.get(pid)
+    if g not in {gpu.index for gpu in p.topology.gpus}:
+        return f"GPU{g}: not in this profile"
     rows = []
     for m in p.measurements:
         # its transfers (collectives have their page; block and size sweeps, and copies beside a GEMM, theirs)
@@ -239,7 +303,10 @@ def page_bandwidth(data: Data, pid: str | None) -> Any:
     ])
 
 
-def heatmap(pattern: str, mechanism: str, relative: str, pid: str | None, data: Data) -> Any:
+def heatmap(pattern: Any, mechanism: Any, relative: Any, pid: Any, data: Data) -> Any:
+    pattern, mechanism = _text(pattern, "the pattern", 32), _text(mechanism, "the mechanism", 32)
+    if pattern not in ("p2p_read", "p2p_write", "bidir"):
+        raise BadInput(f"no heatmap for the pattern {pattern!r} (p2p_read, p2p_write or bidir)")
     return F.pair_matrix_figure(data.get(pid), pattern, mechanism, relative == "rel")
 
 
@@ -266,7 +333,8 @@ def page_collectives(data: Data, pid: str | None) -> Any:
 
 def collective_table(title: str | None, pid: str | None, data: Data) -> Any:
     """Callback: one collective's nccl-tests-style table."""
-    rows = collective_rows(data.get(pid)).get(title or "", [])
+    title = _text(title, "the collective's title") if title is not None else ""
+    rows = collective_rows(data.get(pid)).get(title, [])
     return _table(rows, page_size=40) if rows else _missing(f"No figures for {title} in this profile.")
 
 
@@ -339,8 +407,18 @@ def page_runs(data: Data, pid: str | None) -> Any:
     ])
 
 
-def runs_table(page: int | None, data: Data) -> Any:
-    page = max(1, int(page or 1))
+def runs_table(page: Any, data: Data) -> Any:
+    if page is None or page == "":
+        page = 1
+    if isinstance(page, bool) or not isinstance(page, (int, float, str)):
+        raise BadInput("a page is a whole number")
+    try:
+        number = float(page)
+    except ValueError:
+        raise BadInput(f"a page is a whole number, not {str(page)[:20]!r}") from None
+    if not (number == number and 1 <= number <= 1e6):
+        raise BadInput(f"page {str(page)[:20]} does not exist")
+    page = int(number)
     with data.store() as s:
         rows = s.list(limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE)
     return _table(rows, Id.RUNS_LIST.value, PAGE_SIZE)
@@ -351,7 +429,7 @@ def runs_diff(a: str | None, b: str | None, data: Data) -> Any:
 
     if not a or not b:
         return ""
-    pa, pb = data.get(a), data.get(b)
+    pa, pb = data.get(a), data.get(b)  # only ids the store lists, or the reference: BadInput otherwise
     result = compare_profiles(pa, pb)
     verdict = result.verdict(pa.id, pb.id) + "."
     if not result.compared:
@@ -370,6 +448,10 @@ def upload(contents: str | None, filename: str | None, data: Data) -> Any:
 
     if not contents:
         return ""
+    name = filename if isinstance(filename, str) and len(filename) < 256 else "upload"
+    if not isinstance(contents, str) or len(contents) > 2 * MAX_UPLOAD_BYTES:
+        return html.Div(f"{name}: not a readable upload", className="upload-error", style={"color": "red"})
+    filename = name
     try:
         _, b64 = contents.split(",", 1)
         raw = base64.b64decode(b64, validate=True)
@@ -394,6 +476,20 @@ def upload(contents: str | None, filename: str | None, data: Data) -> Any:
     return html.Div(f"{filename}: added profile {profile.id}", className="upload-ok", style={"color": "green"})
 
 
+def _refuse_unknown_requests(app: Any) -> None:
+    """A request the app cannot serve (a callback output it does not have, a body that
+    is not a callback's) is answered 400 with a line, never a 500 with a traceback."""
+    from flask import jsonify
+    from werkzeug.exceptions import HTTPException
+
+    def refuse(e: Exception) -> Any:
+        if isinstance(e, HTTPException) and (e.code or 500) < 500:
+            return e
+        return jsonify({"error": f"bad request: {type(e).__name__}"}), 400
+
+    app.server.register_error_handler(Exception, refuse)
+
+
 PAGE_BUILDERS = {"/": page_overview, "/topology": page_topology, "/bandwidth": page_bandwidth,
                  "/collectives": page_collectives, "/roofline": page_roofline, "/runs": page_runs}
 
@@ -410,12 +506,12 @@ def banner(pid: str | None, data: Data) -> Any:
                            "padding": "8px", "fontWeight": "bold", "marginBottom": "8px"}) if text else None
 
 
-def render_page(pathname: str | None, pid: str | None, data: Data) -> Any:
+def render_page(pathname: Any, pid: Any, data: Data) -> Any:
     from dash import html
 
-    builder = PAGE_BUILDERS.get(pathname or "/")
+    builder = PAGE_BUILDERS.get(pathname or "/") if isinstance(pathname, (str, type(None))) else None
     if builder is None:
-        return html.Div([html.H2("Not found"), html.P(f"No page {pathname}")])
+        return html.Div([html.H2("Not found"), html.P(f"No page {str(pathname)[:100]}")])
     top = banner(pid, data)
     page = builder(data, pid)
     return html.Div([top, page]) if top is not None else page
@@ -440,20 +536,22 @@ def create_app(store_path: str | None = None, profile: Profile | None = None, he
         dcc.Loading(html.Div(id=Id.CONTENT.value, style={"padding": "12px"})),
     ], style={"fontFamily": "sans-serif"})
 
+    page, fig = guarded(_bad), guarded(_figure_saying)
     app.callback(Output(Id.CONTENT.value, "children"), Input(Id.URL.value, "pathname"),
-                 Input(Id.PROFILE.value, "value"))(lambda path, pid: render_page(path, pid, data))
+                 Input(Id.PROFILE.value, "value"))(page(lambda path, pid: render_page(path, pid, data)))
     app.callback(Output(Id.TOPO_DETAIL.value, "children"), Input(Id.TOPO_GRAPH.value, "clickData"),
-                 State(Id.PROFILE.value, "value"))(lambda click, pid: topology_detail(click, pid, data))
+                 State(Id.PROFILE.value, "value"))(page(lambda click, pid: topology_detail(click, pid, data)))
     app.callback(Output(Id.HEATMAP.value, "figure"), Input(Id.PATTERN.value, "value"),
                  Input(Id.MECHANISM.value, "value"), Input(Id.RELATIVE.value, "value"),
-                 State(Id.PROFILE.value, "value"))(lambda pat, mech, rel, pid: heatmap(pat, mech, rel, pid, data))
+                 State(Id.PROFILE.value, "value"))(fig(lambda pat, mech, rel, pid: heatmap(pat, mech, rel, pid, data)))
     app.callback(Output(Id.COLL_TABLE.value, "children"), Input(Id.COLL_SELECT.value, "value"),
-                 State(Id.PROFILE.value, "value"))(lambda title, pid: collective_table(title, pid, data))
+                 State(Id.PROFILE.value, "value"))(page(lambda title, pid: collective_table(title, pid, data)))
     app.callback(Output(Id.RUNS_TABLE.value, "children"), Input(Id.RUNS_PAGE.value, "value"))(
-        lambda page: runs_table(page, data))
+        page(lambda n: runs_table(n, data)))
     app.callback(Output(Id.RUNS_DIFF.value, "children"), Input(Id.RUN_A.value, "value"),
-                 Input(Id.RUN_B.value, "value"))(lambda a, b: runs_diff(a, b, data))
+                 Input(Id.RUN_B.value, "value"))(page(lambda a, b: runs_diff(a, b, data)))
     app.callback(Output(Id.UPLOAD_MSG.value, "children"), Input(Id.UPLOAD.value, "contents"),
-                 State(Id.UPLOAD.value, "filename"))(lambda c, f: upload(c, f, data))
+                 State(Id.UPLOAD.value, "filename"))(page(lambda c, f: upload(c, f, data)))
+    _refuse_unknown_requests(app)
     app.linkroof_data = data  # for tests
     return app
