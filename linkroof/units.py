@@ -20,13 +20,20 @@ def parse_size(text: str) -> int:
     return int(m.group(1)) * _BINARY[m.group(2).upper()]
 
 
+MAX_MESSAGE = 1 << 40  # 1 TiB: more than any GPU's memory, the largest message a sweep may ask for
+
+
 def parse_size_range(text: str, factor: int = 2) -> list[int]:
     """'4K:1G' -> [4096, 8192, ..., 2**30] (each step times `factor`); '8:1G:2' ->
     factor 2 (nccl-tests' -b 8 -e 1G -f 2); '64K' -> [65536]; '4K,64K,1G' -> those three."""
-    if "," in text:
-        return [parse_size(t) for t in text.split(",")]
-    if ":" not in text:
-        return [parse_size(text)]
+    if "," in text or ":" not in text:
+        sizes = [parse_size(t) for t in text.split(",")]
+        bad = [x for x in sizes if not 1 <= x <= MAX_MESSAGE]
+        if bad:
+            raise ValueError(f"bad size {bad[0]} in {text!r}: a message size is 1 B to {format_size(MAX_MESSAGE)}")
+        if len(sizes) > 64:
+            raise ValueError(f"{len(sizes)} sizes in {text!r}: at most 64")
+        return sizes
     parts = text.split(":")
     if len(parts) == 3:
         try:
@@ -39,6 +46,8 @@ def parse_size_range(text: str, factor: int = 2) -> list[int]:
     lo, hi = parse_size(lo_text), parse_size(hi_text)
     if lo <= 0 or hi < lo:
         raise ValueError(f"bad size range {text!r}: need 0 < start <= end")
+    if hi > MAX_MESSAGE:
+        raise ValueError(f"bad size range {text!r}: a message size is at most {format_size(MAX_MESSAGE)}")
     if factor < 2:
         raise ValueError("size range factor must be at least 2")
     sizes = []

@@ -176,10 +176,21 @@ def _nvb_measurements(path: str, name: str, matrix: list[list[float | None]], pa
     return out
 
 
+def _shape_checked(parse: Any, text: str, path: str, what: str) -> Imported:
+    """A JSON output whose fields are not of the shape the tool writes (a list where an
+    object belongs, a number for a name) is refused in one line, whichever field it is."""
+    try:
+        return parse(text, path)
+    except ImportFormatError:
+        raise
+    except (TypeError, AttributeError, KeyError, ValueError, IndexError, OverflowError) as e:
+        raise _err(path, None, f"not {what} (a field of the wrong shape: {type(e).__name__}: {str(e)[:120]})") from None
+
+
 def parse_nvbandwidth(text: str, path: str = "<nvbandwidth>") -> Imported:
     stripped = text.lstrip()
     if stripped.startswith("{"):
-        return _parse_nvb_json(text, path)
+        return _shape_checked(_parse_nvb_json, text, path, "nvbandwidth -j output")
     return _parse_nvb_text(text, path)
 
 
@@ -284,7 +295,7 @@ def _nccl_measurement(coll: str, ranks: int, size: int, dtype: str, redop: str, 
     them before rounding to two decimals (an 8 B row prints 0.00 GB/s); the printed
     figures and the count column are kept beside them as the file gave them."""
     checked = wrong not in ("N/A", "nan")
-    ok = checked and float(wrong) == 0
+    ok = checked and float(wrong) == 0  # the parsers let through only "N/A" or a count
     coll, dtype = canonical(coll), canonical_dtype(dtype)  # nccl-tests' alltoall and float: all_to_all and fp32
     spec = BenchSpec(f"nccl_{coll}", "nccl", coll, tuple(range(ranks)), size, iters,
                      params={"dtype": dtype, "redop": redop, "root": root, "in_place": in_place,
@@ -322,7 +333,7 @@ def _inconsistent(coll: str, ranks: int, size: int, time_us: float, algbw: float
 
 def parse_nccl_tests(text: str, path: str = "<nccl-tests>") -> Imported:
     if text.lstrip().startswith("{"):
-        return _parse_nccl_json(text, path)
+        return _shape_checked(_parse_nccl_json, text, path, "nccl-tests -J output")
     lines = text.splitlines()
     coll = None
     ranks = 0
@@ -375,6 +386,9 @@ def parse_nccl_tests(text: str, path: str = "<nccl-tests>") -> Imported:
             raise _err(path, no, f"unreadable row {line.strip()!r}") from None
         if size < 0 or count < 0:
             raise _err(path, no, f"a negative size or count ({size} B, {count} elements)")
+        for c, where in ((cells[8], "out-of-place #wrong"), (cells[12], "in-place #wrong")):
+            if c != "N/A" and not c.isdigit():
+                raise _err(path, no, f"{where}: {c!r} is neither a count nor N/A")
         names = ("out-of-place time", "out-of-place algbw", "out-of-place busbw", "in-place time", "in-place algbw",
                  "in-place busbw")
         values = [_number(c, path, no, what) for c, what in zip(
@@ -444,6 +458,9 @@ def _parse_nccl_json(text: str, path: str) -> Imported:
             for in_place, key in ((False, "out_of_place"), (True, "in_place")):
                 part = r[key]
                 wrong = part.get("nwrong")
+                if wrong is not None and (isinstance(wrong, bool) or not isinstance(wrong, (int, float))
+                                          or (wrong == wrong and not 0 <= wrong < 1e18)):
+                    raise ValueError(f"{key} nwrong {wrong!r} is neither a count nor null")
                 t_us, algbw, busbw = (float(part[k]) for k in ("time", "alg_bw", "bus_bw"))
                 if not (math.isfinite(t_us) and t_us > 0):
                     raise ValueError(f"{key} time {part['time']!r} is not a positive number of microseconds")

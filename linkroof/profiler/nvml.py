@@ -234,6 +234,35 @@ class ReplayBackend:
         pass
 
 
+def _int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and -(1 << 63) <= v < (1 << 64)
+
+
+def _ints(v: Any) -> bool:
+    return isinstance(v, list) and len(v) <= 4096 and all(_int(x) for x in v)
+
+
+def _text_answer(v: Any) -> bool:
+    return isinstance(v, str) and len(v) <= 4096
+
+
+def _fabric(v: Any) -> bool:
+    return (isinstance(v, dict) and _int(v.get("clique_id")) and isinstance(v.get("cluster_uuid"), str)
+            and _int(v.get("state")))
+
+
+# The shape of each query's answer: a recording (or a driver) that answers otherwise gives
+# an Unknown naming the query, never a value the probe would choke on
+ANSWER_SHAPES: dict[str, Callable[[Any], bool]] = {
+    **{q: _text_answer for q in ("driver_version", "nvml_version", "name", "uuid", "pci_bus_id",
+                                 "nvlink_remote_pci_bus_id")},
+    **{q: (lambda v: _ints(v) and len(v) == 2) for q in ("compute_capability", "mig_mode", "ecc_mode")},
+    "cpu_affinity": _ints, "max_mig_device_count": lambda v: _int(v) and 0 <= v <= 64,
+    "fabric_info": _fabric, "mig_device_exists": lambda v: isinstance(v, bool),
+    "field": lambda v: (_int(v) or isinstance(v, float)) and not isinstance(v, bool),
+}
+
+
 class Nvml:
     """The adapter the probe uses: `get` returns a value or an Unknown naming the cause."""
 
@@ -241,11 +270,14 @@ class Nvml:
         self.backend = backend
 
     def get(self, query: str, *args: Any) -> Any:
+        where = query + (f"({', '.join(map(str, args))})" if args else "")
         try:
-            return self.backend.call(query, *args)
+            value = self.backend.call(query, *args)
         except NvmlCallError as e:
-            where = query + (f"({', '.join(map(str, args))})" if args else "")
             return Unknown(f"NVML {where}: {e.kind}" + (f" ({e.message})" if e.message and e.message != e.kind else ""))
+        if not ANSWER_SHAPES.get(query, _int)(value):
+            return Unknown(f"NVML {where}: an answer of the wrong shape ({type(value).__name__})")
+        return value
 
     def close(self) -> None:
         self.backend.close()

@@ -165,6 +165,9 @@ def _probe_gpu(n: q.Nvml, fs: Any, d: int, nodes: list[tuple[int, str]], notes: 
 
 def _probe_nvlinks(n: q.Nvml, d: int, notes: list[str]) -> tuple[NvLink, ...]:
     count = n.get("field", d, q.FI_NVLINK_LINK_COUNT, 0)
+    if known(count) and not (isinstance(count, int) and 0 <= count <= q.MAX_NVLINKS):
+        notes.append(f"GPU{d}: NVML reports {count!r} NVLinks, not a link count; probing {q.MAX_NVLINKS}")
+        count = Unknown(f"NVML link count {count!r} out of range")
     candidates = range(count) if known(count) else range(q.MAX_NVLINKS)
     common_speed = n.get("field", d, q.FI_NVLINK_GET_SPEED, 0)
     out = []

@@ -60,7 +60,7 @@ class ReplayFs:
 
     def listdir(self, path: str) -> list[str] | None:
         value = self.answers.get(f"listdir:{path}")
-        return list(value) if isinstance(value, list) else None
+        return [v for v in value if isinstance(v, str)][:4096] if isinstance(value, list) else None
 
     def read(self, path: str, max_bytes: int = 4096) -> str | None:
         value = self.answers.get(f"read:{path}")
