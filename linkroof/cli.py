@@ -1102,7 +1102,7 @@ def runs_rm(ctx: click.Context, profile_id: str, yes: bool) -> None:
 
     with _store(ctx) as store:
         full = store.resolve(profile_id)
-        row = next((r for r in store.list(limit=1_000_000) if r["id"] == full), {})
+        row = store.row(full)
         what = f"{full} ({clean(row.get('hostname', ''))}, {clean(row.get('label', ''))})"
         if full != profile_id:
             click.echo(f"{profile_id!r} is a prefix of profile {full}.", err=True)

@@ -133,8 +133,11 @@ def profiles_table(rows: list[dict[str, Any]]) -> Table:
     for col in ("ID", "Created", "Host", "GPUs", "Measurements", "Label"):
         t.add_column(col, no_wrap=col in IDENTIFYING, min_width=IDENTIFYING.get(col), overflow="fold")
     for r in rows:
+        label = Text(clean(r["label"]))
+        if r.get("damaged"):
+            label = Text.assemble(("DAMAGED ", "bold red"), (clean(r["damaged"])[:120], "red"), " ", label)
         t.add_row(*(Text(clean(r[k])) for k in ("id", "created_at", "hostname", "gpus")), str(r["measurements"]),
-                  Text(clean(r["label"])))
+                  label)
     return t
 
 

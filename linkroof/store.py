@@ -42,8 +42,9 @@ CREATE TABLE IF NOT EXISTS measurements (
     PRIMARY KEY (profile_id, position)
 );
 CREATE INDEX IF NOT EXISTS profiles_created ON profiles(created_at);
-CREATE TABLE IF NOT EXISTS damaged (
+CREATE TABLE IF NOT EXISTS checked (
     id TEXT PRIMARY KEY REFERENCES profiles(id) ON DELETE CASCADE,
+    ok INTEGER NOT NULL,
     reason TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS measurements_kind ON measurements(mechanism, pattern, message_bytes);
@@ -218,6 +219,7 @@ class Store:
                      _gpu_summary(profile), len(profile.measurements), document))
                 self.conn.executemany(
                     "INSERT INTO measurements VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", _measurement_rows(profile))
+                self.conn.execute("INSERT OR REPLACE INTO checked (id, ok, reason) VALUES (?, 1, '')", (profile.id,))
             except BaseException:
                 if self.conn.in_transaction:
                     self.conn.execute("ROLLBACK")
@@ -262,13 +264,34 @@ class Store:
             raise StoreError(f"profile {full} in the store is damaged ({e}); `linkroof runs rm {full}` removes "
                              "it") from None
 
-    def _mark_damaged(self, profile_id: str, reason: str) -> None:
+    def _mark(self, profile_id: str, reason: str | None) -> None:
+        """Remember whether a stored document reads back (None: it does)."""
         if self.read_only:
             return
         try:
-            self.conn.execute("INSERT OR REPLACE INTO damaged (id, reason) VALUES (?, ?)", (profile_id, reason[:500]))
+            self.conn.execute("INSERT OR REPLACE INTO checked (id, ok, reason) VALUES (?, ?, ?)",
+                              (profile_id, int(reason is None), (reason or "")[:500]))
         except sqlite3.DatabaseError:
-            pass  # best effort: the list can say so next time
+            pass  # best effort: the list checks again next time
+
+    def _mark_damaged(self, profile_id: str, reason: str) -> None:
+        self._mark(profile_id, reason)
+
+    def _check(self, profile_id: str) -> str | None:
+        """Why the stored document of `profile_id` does not read back (None: it does),
+        checked once and remembered: profiles written by this version were checked on
+        the way in; older or foreign ones are read once here."""
+        row = self.conn.execute("SELECT ok, reason FROM checked WHERE id = ?", (profile_id,)).fetchone()
+        if row is not None:
+            return None if row[0] else row[1]
+        (document,) = self.conn.execute("SELECT document FROM profiles WHERE id = ?", (profile_id,)).fetchone()
+        try:
+            loads(document, Profile)
+            reason = None
+        except LinkroofError as e:
+            reason = str(e)
+        self._mark(profile_id, reason)
+        return reason
 
     @_guarded
     def latest(self) -> Profile | None:
@@ -285,11 +308,19 @@ class Store:
         """Rows of the index, newest first; `damaged` holds why a profile no longer reads
         back (found by get or latest), else None."""
         rows = self.conn.execute(
-            "SELECT p.id, p.created_at, p.hostname, p.label, p.gpus, p.n_measurements, d.reason FROM profiles p"
-            " LEFT JOIN damaged d ON d.id = p.id ORDER BY p.created_at DESC, p.rowid DESC LIMIT ? OFFSET ?",
-            (limit, offset)).fetchall()
-        keys = ("id", "created_at", "hostname", "label", "gpus", "measurements", "damaged")
-        return [dict(zip(keys, r)) for r in rows]
+            "SELECT id, created_at, hostname, label, gpus, n_measurements FROM profiles"
+            " ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?", (limit, offset)).fetchall()
+        keys = ("id", "created_at", "hostname", "label", "gpus", "measurements")
+        return [{**dict(zip(keys, r)), "damaged": self._check(r[0])} for r in rows]
+
+    @_guarded
+    def row(self, profile_id: str) -> dict[str, Any]:
+        """The index row of one profile (by id or unique prefix), without reading it."""
+        full = self.resolve(profile_id)
+        r = self.conn.execute("SELECT id, created_at, hostname, label, gpus, n_measurements FROM profiles "
+                              "WHERE id = ?", (full,)).fetchone()
+        return {**dict(zip(("id", "created_at", "hostname", "label", "gpus", "measurements"), r)),
+                "damaged": self._check(full)}
 
     @_guarded
     def count(self) -> int:
@@ -303,7 +334,7 @@ class Store:
             raise StoreError(f"the store at {self.path} is read-only here: it can be read, not written")
         full_id = self.resolve(profile_id)
         self.conn.execute("BEGIN IMMEDIATE")
-        self.conn.execute("DELETE FROM damaged WHERE id = ?", (full_id,))
+        self.conn.execute("DELETE FROM checked WHERE id = ?", (full_id,))
         self.conn.execute("DELETE FROM profiles WHERE id = ?", (full_id,))
         self.conn.execute("COMMIT")
         return full_id

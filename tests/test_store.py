@@ -229,3 +229,65 @@ def test_a_read_only_store_shows_what_its_log_still_holds(tmp_path):
         os.chmod(path.parent, stat.S_IRWXU)
         os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
         writer.close()
+
+
+def test_a_poisoned_profile_never_breaks_other_commands(tmp_path):
+    """A document already stored that no longer validates (written by an older version,
+    or by hand): listed as damaged, skipped by 'newest', refused by show with one line,
+    and removable without reading it."""
+    import json
+
+    from click.testing import CliRunner
+
+    from linkroof.cli import cli
+    from linkroof.schema import dumps
+
+    path = tmp_path / "s.sqlite"
+    good = profile(label="good")
+    with Store(path) as s:
+        s.put(dataclasses.replace(good, created_at="2026-12-01T00:00:00+00:00"))
+        bad = json.loads(dumps(profile(label="poisoned")))
+        bad["id"], bad["created_at"] = "20261202-000000-bad000", "2026-12-02T00:00:00+00:00"
+        bad["measurements"][0]["times_s"] = [-1.0]
+        s.conn.execute("INSERT INTO profiles (id, created_at, hostname, label, gpus, n_measurements, document) "
+                       "VALUES (?, ?, 'h', 'poisoned', '', 1, ?)", (bad["id"], bad["created_at"], json.dumps(bad)))
+        assert s.latest().label == "good"  # newest that reads back
+        rows = {r["id"]: r for r in s.list()}
+        assert "times_s" in rows[bad["id"]]["damaged"] and rows[good.id]["damaged"] is None
+    r = CliRunner()
+    listed = r.invoke(cli, ["--store", str(path), "runs", "list"])
+    assert listed.exit_code == 0 and "DAMAGED" in listed.output
+    shown = r.invoke(cli, ["--store", str(path), "runs", "show", bad["id"]])
+    assert shown.exit_code == 1 and "is damaged" in shown.output and "runs rm" in shown.output
+    assert r.invoke(cli, ["--store", str(path), "roofline"]).exit_code == 0  # newest: the good one
+    gone = r.invoke(cli, ["--store", str(path), "runs", "rm", bad["id"], "--yes"])
+    assert gone.exit_code == 0, gone.output
+    with Store(path) as s:
+        assert [x["id"] for x in s.list()] == [good.id]
+
+
+def test_ids_are_text_not_patterns(tmp_path):
+    """'_' and '%' are characters of an id, never SQL LIKE wildcards: `runs rm
+    '_eed-small%'` removes nothing (it removed seed-small-0001); a unique prefix works
+    and is said; empty, over-long, NUL and newline ids are refused in one line."""
+    from click.testing import CliRunner
+
+    from linkroof.cli import cli
+
+    path = tmp_path / "s.sqlite"
+    with Store(path) as s:
+        s.put(dataclasses.replace(profile(), id="seed-small-0001"))
+        for bad_id in ("", "x" * 200, "a\x00b", "a\nb", "\x1b[31m"):
+            with pytest.raises(StoreError):
+                s.put(dataclasses.replace(profile(), id=bad_id))
+    r = CliRunner()
+    for pattern in ("_eed-small%", "%", "seed_small-0001", "%0001"):
+        res = r.invoke(cli, ["--store", str(path), "runs", "rm", pattern, "--yes"])
+        assert res.exit_code == 1 and "no profile" in res.output, pattern
+    for odd in ("", "x" * 300, "a\x00b", "a\nb"):
+        res = r.invoke(cli, ["--store", str(path), "runs", "show", odd])
+        assert res.exit_code == 1 and len(res.output.strip().splitlines()) == 1, (odd, res.output)
+    prefix = r.invoke(cli, ["--store", str(path), "runs", "rm", "seed-small", "--yes"])
+    assert prefix.exit_code == 0 and "is a prefix of profile seed-small-0001" in prefix.output
+    with Store(path) as s:
+        assert s.count() == 0
