@@ -235,3 +235,119 @@ def test_text_from_a_profile_reaches_the_terminal_as_text(tmp_path):
         assert "\x1b" not in res.output and "\x07" not in res.output, args
         if args[0] == "runs":
             assert "[red]markup[/red]" in res.output, args
+
+
+def _doc(change):
+    doc = _profile_doc()
+    change(doc)
+    return doc
+
+
+def _topo(doc):
+    return doc["topologies"][0]
+
+
+@pytest.mark.parametrize("case, change, message", [
+    ("Infinity in a reported bandwidth", lambda d: d["measurements"][0].update(reported={"bandwidth_bytes_per_s": float("inf")}), "finite"),
+    ("NaN in a reported figure", lambda d: d["measurements"][0].update(reported={"flop_rate": float("nan")}), "finite"),
+    ("a placement time of Infinity", lambda d: d.update(placements=[{"workload": {"name": "w"}, "measured_time_s": float("inf"),
+                                                                     "bound_time_s": 1.0, "limiter": "memory",
+                                                                     "ceilings_kind": "measured"}]), "finite"),
+    ("duplicate GPU indices", lambda d: _topo(d)["gpus"].append(copy.deepcopy(_topo(d)["gpus"][0])), "listed more than once"),
+    ("a GPU index of 2^64", lambda d: _topo(d)["gpus"][0].update(index=2 ** 64), "a GPU index is 0 to"),
+    ("negative memory", lambda d: _topo(d)["gpus"][0].update(memory_total_bytes=-1), "memory_total_bytes"),
+    ("a pair on a GPU the topology lacks", lambda d: _topo(d)["pairs"][0].update(b=7), "names a GPU the topology lacks"),
+    ("a measurement on a GPU the topology lacks", lambda d: d["measurements"][0]["spec"].update(devices=[0, 9]),
+     "names a GPU the profile's topologies lack"),
+    ("a negative spec ceiling", lambda d: _topo(d)["ceilings"][0].update(bytes_per_s=-1.0), "a ceiling must not be negative"),
+    ("an infinite spec ceiling", lambda d: _topo(d)["ceilings"][0].update(bytes_per_s=float("inf")), "finite"),
+    ("a negative busbw factor", lambda d: d["measurements"][0].update(busbw_factor=-2.0), "bus-bandwidth factor"),
+    ("a 5000-digit message size", lambda d: d["measurements"][0]["spec"].update(message_bytes=10 ** 5000), "."),
+    ("a message size of 2^70", lambda d: d["measurements"][0]["spec"].update(message_bytes=2 ** 70), "message_bytes"),
+    ("a label with a lone surrogate", lambda d: d.update(label="\ud800"), "lone surrogate"),
+    ("an id with a newline", lambda d: d.update(id="a\nb"), "id"),
+])
+def test_what_cannot_be_read_back_is_never_stored(tmp_path, case, change, message):
+    """Each door refuses a profile the store could not read back, before writing:
+    `runs import` (one line, exit 1) and the dashboard's upload (a message), and the
+    store holds what it held."""
+    import base64
+    import sys
+
+    from linkroof.dashboard import app as A
+
+    doc = _doc(change)
+    sys.set_int_max_str_digits(0) if hasattr(sys, "set_int_max_str_digits") else None
+    try:
+        text = json.dumps(doc, allow_nan=True)
+    finally:
+        sys.set_int_max_str_digits(4300) if hasattr(sys, "set_int_max_str_digits") else None
+    f = tmp_path / "p.json"
+    f.write_text(text)
+    store = tmp_path / "s.sqlite"
+    res = CliRunner().invoke(cli, ["--store", str(store), "runs", "import", str(f)], catch_exceptions=False)
+    assert res.exit_code == 1 and message.lower() in res.output.lower() and "Traceback" not in res.output, res.output
+    data = A.Data(str(store))
+    msg = str(A.upload("data:application/json;base64," + base64.b64encode(text.encode("utf-8", "surrogatepass"))
+                       .decode(), "p.json", data))
+    assert "refused" in msg or "not" in msg
+    with Store(store) as s:
+        assert s.count() == 0
+
+
+def test_no_door_hangs_on_a_fifo_or_a_huge_recording(tmp_path):
+    """A FIFO is refused at once (it would block a read forever); a recording that says
+    1000 or 100000 GPUs is refused, not probed."""
+    import os
+    import time
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    store = str(tmp_path / "s.sqlite")
+    t0 = time.monotonic()
+    for args in (["runs", "import", str(fifo)], ["import", "nccl-tests", str(fifo)],
+                 ["roofline", "--profile", "reference", "--workload", str(fifo), "--time", "1ms"],
+                 ["probe", "--replay", str(fifo)]):
+        res = CliRunner().invoke(cli, ["--store", store, *args], catch_exceptions=False)
+        assert res.exit_code != 0 and "not a regular file" in res.output, (args, res.output)
+    assert time.monotonic() - t0 < 10
+    rec = json.loads((Path(__file__).parent.parent / "linkroof" / "data" / "h200x1.probe.json").read_text())
+    for count in (1000, 100_000):
+        rec["nvml"]["device_count"] = {"value": count}
+        f = tmp_path / "rec.json"
+        f.write_text(json.dumps(rec))
+        t0 = time.monotonic()
+        res = CliRunner().invoke(cli, ["probe", "--replay", str(f)], catch_exceptions=False)
+        assert res.exit_code != 0 and "GPUs" in res.output and time.monotonic() - t0 < 5, res.output
+
+
+@pytest.mark.parametrize("args, message", [
+    (["bench", "--plan", "--replay", "h200x2", "--gpus", "0,0"], "listed twice"),
+    (["bench", "--plan", "--replay", "h200x2", "--only", ",,,"], "names no family"),
+    (["bench", "--plan", "--replay", "h200x2", "--rank-timeout", "nan"], "not a number"),
+    (["bench", "--plan", "--replay", "h200x2", "--rank-timeout", "inf"], "not in the range"),
+    (["roofline", "--profile", "reference", "--workload", "examples/allreduce.toml", "--time", "1e400"], "finite"),
+])
+def test_option_values_that_mean_nothing_are_refused(args, message):
+    res = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert res.exit_code == 2 and message in res.output, res.output
+
+
+def test_import_into_the_same_file_twice_adds_nothing(tmp_path):
+    store = str(tmp_path / "s.sqlite")
+    anchor = Path(__file__).parent / "data" / "anchor" / "nt_allreduce.txt"
+    r = CliRunner()
+    first = r.invoke(cli, ["--store", store, "import", "nccl-tests", str(anchor), "--json"])
+    pid = json.loads(first.stdout)["id"]
+    again = r.invoke(cli, ["--store", store, "import", "nccl-tests", str(anchor), "--into", pid])
+    assert again.exit_code == 1 and "already in profile" in again.output
+    with Store(store) as s:
+        assert len(s.get(pid).measurements) == 28
+
+
+def test_deep_toml_is_refused_in_a_line(tmp_path):
+    f = tmp_path / "w.toml"
+    f.write_text("[workload]\nx = " + "[" * 5000 + "]" * 5000 + "\n")
+    res = CliRunner().invoke(cli, ["roofline", "--profile", "reference", "--workload", str(f), "--time", "1ms"],
+                             catch_exceptions=False)
+    assert res.exit_code == 1 and res.output.startswith("linkroof:") and "Traceback" not in res.output

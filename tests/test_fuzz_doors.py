@@ -121,32 +121,25 @@ LEAF = st.one_of(st.none(), st.booleans(), st.integers(-2 ** 70, 2 ** 70), st.fl
                  st.just(-4), st.just(10 ** 6))
 
 
-def _paths(doc, prefix=()):
-    out = [prefix]
-    if isinstance(doc, dict):
-        for k, v in list(doc.items())[:40]:
-            out += _paths(v, prefix + (k,))
-    elif isinstance(doc, list):
-        for i, v in enumerate(doc[:4]):
-            out += _paths(v, prefix + (i,))
-    return out
-
-
 @st.composite
 def json_mutations(draw, doc):
+    """A few edits anywhere in a JSON document: walk down from the top, one random child
+    at each level (so every key of a large recording can be reached), then delete that
+    node or set it to a hostile leaf."""
     doc = copy.deepcopy(doc)
     for _ in range(draw(st.integers(1, 4))):
-        paths = [p for p in _paths(doc) if p]
-        if not paths:
+        parent, key = None, None
+        node = doc
+        while isinstance(node, (dict, list)) and node and (parent is None or draw(st.integers(0, 3)) > 0):
+            keys = list(node) if isinstance(node, dict) else list(range(len(node)))
+            parent, key = node, keys[draw(st.integers(0, len(keys) - 1))]
+            node = node[key]
+        if parent is None:
             break
-        path = paths[draw(st.integers(0, len(paths) - 1))]
-        parent = doc
-        for k in path[:-1]:
-            parent = parent[k]
         if draw(st.booleans()) and isinstance(parent, dict):
-            del parent[path[-1]]
+            del parent[key]
         else:
-            parent[path[-1]] = copy.deepcopy(draw(LEAF))
+            parent[key] = copy.deepcopy(draw(LEAF))
     return doc
 
 

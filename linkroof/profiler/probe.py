@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import LinkroofError, NoGpuError
 
-MAX_GPUS = 1024  # GPUs one host can have: a recording that says more is not one
+MAX_GPUS = 64  # GPUs one host has (an HGX board 8, the largest nodes 16): a driver or recording saying more is not believed
 
 
 class ProbeError(LinkroofError):

@@ -128,7 +128,9 @@ def read_numa_nodes(fs: Any) -> list[tuple[int, str]]:
     for entry in fs.listdir("/sys/devices/system/node") or []:
         m = re.fullmatch(r"node(\d+)", entry)
         if m:
-            cpus = fs.read(f"/sys/devices/system/node/{entry}/cpulist") or ""
+            cpus = (fs.read(f"/sys/devices/system/node/{entry}/cpulist") or "").strip()
+            if not re.fullmatch(r"[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*", cpus):
+                cpus = ""  # not a kernel cpulist (a damaged recording): the node's CPUs unknown
             nodes.append((int(m.group(1)), cpus))
     return sorted(nodes)
 
