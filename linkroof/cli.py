@@ -680,10 +680,15 @@ def _bench_distributed(ctx: click.Context, comm: Any, suite: str, families: list
 @click.option("--force", is_flag=True, help="Place the kernel even if the profile describes another machine.")
 @click.option("--gated", is_flag=True, help="Queue the timed calls behind the spin gate (the GPU's own time, as the "
               "ceilings are measured); only for code that never waits on the host.")
+@click.option("--no-timeline", is_flag=True, help="Do not record the calls' GPU timeline through CUPTI (the "
+              "decomposition is then the cost model's, inferred).")
+@click.option("--record-timeline", type=click.Path(dir_okay=False), help="Also write the raw activity records of "
+              "the recorded calls to this JSON file.")
 @click.pass_context
 def compare(ctx: click.Context, kernel: str, inputs: str, reference: str | None, workload: str | None,
             which: str | None, reps: int, warmup: int, rtol: float, atol: float, no_counters: bool, plot: str | None,
-            as_json: bool, no_save: bool, force: bool, gated: bool) -> None:
+            as_json: bool, no_save: bool, force: bool, gated: bool, no_timeline: bool,
+            record_timeline: str | None) -> None:
     """Time a kernel written in Python (CuPy, PyTorch, ...) on the GPU, count the bytes
     it moved over the links, and place it, its reference and the matching NCCL
     baseline on this machine's roofline. Under torchrun / mpirun every rank runs it
@@ -696,9 +701,14 @@ def compare(ctx: click.Context, kernel: str, inputs: str, reference: str | None,
 
     profile, here = _placement_profile(ctx, which, force, load_toml(workload) if workload else None)
     out = run_compare(kernel, inputs, reference, workload, profile, reps, warmup, rtol, atol, not no_counters,
-                      topology=here, gated=gated)
+                      topology=here, gated=gated, timeline=not no_timeline)
     if out.result is None:
         return  # not rank 0
+    if record_timeline and out.result.recording is not None:
+        import json as _json
+
+        _write(record_timeline, _json.dumps(out.result.recording) + "\n")
+        click.echo(f"Wrote the recorded activities to {record_timeline}", err=True)
     placements = out.placements
     if plot:
         from .dashboard.figures import roofline_figure
@@ -726,11 +736,14 @@ def compare(ctx: click.Context, kernel: str, inputs: str, reference: str | None,
                                "counter_bytes_per_call": {str(k): v for k, v in r.counter_bytes_per_call.items()},
                                "placements": to_dict(placements), "notes": out.notes,
                                "overhead_s": r.overhead_s, "host_s_per_call": r.host_s_per_call,
-                               "gated_times_s": r.gated_times_s, "launch_share_s": r.launch_share_s}, indent=1))
+                               "gated_times_s": r.gated_times_s, "launch_share_s": r.launch_share_s,
+                               "timeline": to_dict(r.timeline), "timeline_note": r.timeline_note}, indent=1))
         return
-    from .render import decomposition_view, placements_table
+    from .render import decomposition_view, kernels_table, placements_table
 
     _console().print(placements_table(placements))
+    if out.result.timeline is not None:
+        _console().print(kernels_table(out.result.timeline))
     _console().print(decomposition_view(placements))
     for note in out.notes + [out.result.checked]:
         click.echo(note)

@@ -405,3 +405,27 @@ def terms_table(rows: list[dict[str, Any]]) -> Table:
     for r in rows:
         t.add_row(r["term"], r["kind"], format_time(r["seconds"]), r["what"])
     return t
+
+
+def kernels_table(t: Any) -> Group:
+    """A call's GPU timeline: its kernels by name (launches and time per call, class and
+    how it was known), and the call's busy, idle and communication time, measured."""
+    tab = Table(title=f"Timeline per call ({t.source}, {t.calls} calls recorded): {t.kernels_per_call:g} kernels, "
+                      f"busy {format_time(t.busy_s)}, idle {format_time(t.idle_s)} of {format_time(t.span_s)}",
+                title_justify="left")
+    for col in ("Kernel", "Class", "Launches / call", "Time / call", "Median launch", "Grid x block", "Class from"):
+        tab.add_column(col, overflow="fold")
+    for k in t.kernels[:30]:
+        grid = "x".join(map(str, k.grid)) + " x " + "x".join(map(str, k.block)) if k.kind == "kernel" else ""
+        tab.add_row(k.name[:90] + ("" if not k.collective else f" ({k.collective})"), k.kernel_class,
+                    f"{k.launches_per_call:g}", format_time(k.time_per_call_s), format_time(k.median_s), grid,
+                    k.class_basis)
+    parts: list[Any] = [tab]
+    if len(t.kernels) > 30:
+        parts.append(Text(f"... and {len(t.kernels) - 30} more kernel names (--json has them all)"))
+    if t.communication_s:
+        parts.append(Text(f"communication {format_time(t.communication_s)} a call: "
+                          f"{format_time(t.overlapped_communication_s)} beside other work, "
+                          f"{format_time(t.exposed_communication_s)} exposed (measured from the intervals)"))
+    parts += [Text(clean(n), style="dim") for n in t.notes]
+    return Group(*parts)

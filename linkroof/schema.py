@@ -457,6 +457,48 @@ class Workload:
 
 
 @dataclass(frozen=True)
+class KernelGroup:
+    """The kernels of one name (or the copies / memsets of one kind) in a call's timeline."""
+
+    name: str
+    kind: str  # "kernel" | "memcpy" | "memset"
+    kernel_class: str  # "compute" | "memory" | "communication" | "copy" | "other"
+    class_basis: str  # how the class was known (a counter, the record's kind, or inferred from the name)
+    launches_per_call: float
+    time_per_call_s: float
+    median_s: float  # one launch's median duration
+    grid: tuple[int, ...] = ()
+    block: tuple[int, ...] = ()
+    bytes_per_call: float = 0.0  # copies and memsets
+    collective: str = ""  # an NCCL kernel's collective, where its name says
+    counters: dict[str, float] = field(default_factory=dict)  # measured per call: dram_bytes, flops:<dtype>, ...
+
+
+@dataclass(frozen=True)
+class TimelineSummary:
+    """What the GPU did during a call, per call, measured from its activity records
+    (roofline/timeline.py): span, busy and idle time, communication overlapped and
+    exposed, the time of each class of work, and the kernels by name."""
+
+    source: str  # "cupti" | "kineto" | "none"
+    calls: int
+    rank: int | None = None
+    span_s: float = 0.0
+    busy_s: float = 0.0
+    idle_s: float = 0.0
+    activities_per_call: float = 0.0
+    kernels_per_call: float = 0.0
+    streams: int = 0
+    devices: tuple[int, ...] = ()
+    communication_s: float = 0.0
+    overlapped_communication_s: float = 0.0
+    exposed_communication_s: float = 0.0
+    class_s: tuple[tuple[str, float], ...] = ()  # (class, seconds of the union of its intervals) per call
+    kernels: tuple[KernelGroup, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Placement:
     workload: Workload
     measured_time_s: float  # slowest rank
@@ -470,11 +512,13 @@ class Placement:
     cost_terms_s: dict[str, float] = field(default_factory=dict)
     decomposition_s: dict[str, float] = field(default_factory=dict)  # the measured time, additive, with "unexplained"
     cost_notes: tuple[str, ...] = ()
+    timeline: TimelineSummary | None = None  # the call's measured GPU timeline, where one was recorded
 
     @property
     def fraction_of_roofline(self) -> float:
-        """The bandwidth-only roofline's bound over the measured time."""
-        return self.bound_time_s / self.measured_time_s if self.measured_time_s > 0 else math.nan
+        """The bandwidth-only roofline's bound over the measured time (NaN: nothing to bound)."""
+        return self.bound_time_s / self.measured_time_s if self.measured_time_s > 0 and self.bound_time_s > 0 \
+            else math.nan
 
     @property
     def fraction_of_cost_bound(self) -> float:
@@ -555,7 +599,7 @@ class Profile:
         return pd.DataFrame(self.rows())
 
 
-DOCUMENT_TYPES = {cls.__name__: cls for cls in (Topology, Profile, Measurement, Workload, Placement)}
+DOCUMENT_TYPES = {cls.__name__: cls for cls in (Topology, Profile, Measurement, Workload, Placement, TimelineSummary)}
 
 
 # ------------------------------------------------------------- serialisation
@@ -780,7 +824,12 @@ def _decode(tp: Any, value: Any, path: str) -> Any:
     if origin is tuple:
         if not isinstance(value, list):
             raise SchemaError(f"{path}: expected a list, got {_describe(value)}")
-        (item,) = [a for a in typing.get_args(tp) if a is not Ellipsis][:1] or [Any]
+        args = typing.get_args(tp)
+        if args and Ellipsis not in args:  # a fixed shape: tuple[str, float]
+            if len(value) != len(args):
+                raise SchemaError(f"{path}: expected {len(args)} items, got {len(value)}")
+            return tuple(_decode(a, v, f"{path}[{i}]") for i, (a, v) in enumerate(zip(args, value)))
+        (item,) = [a for a in args if a is not Ellipsis][:1] or [Any]
         return tuple(_decode(item, v, f"{path}[{i}]") for i, v in enumerate(value))
     if origin is dict:
         if not isinstance(value, dict):

@@ -27,7 +27,8 @@ class FakeTimer(C.Timer):
     def sync(self):
         pass
 
-    def time_calls(self, call, reps):
+    def time_calls(self, call, reps, ops_per_call=1):
+        self.ops_per_call = ops_per_call
         out = []
         for i in range(reps):
             call(i)

@@ -168,10 +168,12 @@ def time_kernel(device: int, run: Callable[[Any], None], reps: int, warmup: int 
     return time_lanes([Lane(device, run)], reps, warmup)[0]
 
 
-def time_calls(call: Callable[[int], Any], reps: int, framework: str = "cupy", gated: bool = False) -> list[float]:
+def time_calls(call: Callable[[int], Any], reps: int, framework: str = "cupy", gated: bool = False,
+               ops_per_call: int = 1) -> list[float]:
     """User code (`linkroof compare`): seconds per `call(i)`, on the current stream of
     CuPy or PyTorch, with the same protocol. Ungated by default: user code may wait on
-    the host, which would hold the gate until it times out."""
+    the host, which would hold the gate until it times out. `ops_per_call` (the
+    operations one call launches) sizes the gated batches to what the launch queue holds."""
     cupy = cp()
     if framework == "torch":
         import torch
@@ -186,7 +188,8 @@ def time_calls(call: Callable[[int], Any], reps: int, framework: str = "cupy", g
         device = cupy.cuda.Device().id
         s = cupy.cuda.get_current_stream()
     counter = iter(range(reps))
-    return time_repetitions([device], [s], lambda _: call(next(counter)), reps, warmup=0, gated=gated)[0]
+    return time_repetitions([device], [s], lambda _: call(next(counter)), reps, warmup=0, gated=gated,
+                            ops_per_rep=max(1, ops_per_call))[0]
 
 
 def time_graph(devices: list[int], streams: list[Any], enqueue_rep: Callable[[list[Any]], None], reps: int,

@@ -31,8 +31,31 @@ class Timer:
     def sync(self) -> None:
         raise NotImplementedError
 
-    def time_calls(self, call: Callable[[int], Any], reps: int) -> list[float]:
+    def time_calls(self, call: Callable[[int], Any], reps: int, ops_per_call: int = 1) -> list[float]:
         raise NotImplementedError
+
+
+class Recorder:
+    """The GPU timeline of calls: (activities, host start of each call, host launch time
+    per correlation id), or None with why not."""
+
+    def available(self) -> tuple[bool, str]:
+        raise NotImplementedError
+
+    def record(self, calls: int, call: Callable[[int], Any], sync: Callable[[], None]) -> Any:
+        raise NotImplementedError
+
+
+class CuptiRecorder(Recorder):
+    def available(self) -> tuple[bool, str]:
+        from .cupti import available
+
+        return available()
+
+    def record(self, calls: int, call: Callable[[int], Any], sync: Callable[[], None]) -> Any:
+        from .cupti import record
+
+        return record(calls, call, sync)
 
 
 class CudaTimer(Timer):
@@ -55,10 +78,10 @@ class CudaTimer(Timer):
 
             cupy.cuda.Device().synchronize()
 
-    def time_calls(self, call: Callable[[int], Any], reps: int) -> list[float]:
+    def time_calls(self, call: Callable[[int], Any], reps: int, ops_per_call: int = 1) -> list[float]:
         from ..microbench.timing import time_calls
 
-        return time_calls(call, reps, self.framework, gated=self.gated)
+        return time_calls(call, reps, self.framework, gated=self.gated, ops_per_call=ops_per_call)
 
 
 @dataclass
@@ -72,6 +95,9 @@ class CompareResult:
     host_s_per_call: float = 0.0  # wall time of the timed loop per call (the host issuing and waiting)
     gated_times_s: list[float] = field(default_factory=list)  # the same calls behind the gate (the GPU alone)
     gated_note: str = ""
+    timeline: Any = None  # TimelineSummary of a recorded pass of the same calls, where CUPTI is here
+    timeline_note: str = ""  # how the timeline was taken, or why there is none
+    recording: dict | None = None  # the raw activity records (roofline.timeline.to_record), for --record-timeline
 
     @property
     def launch_share_s(self) -> float | None:
@@ -108,12 +134,16 @@ class CompareReport:
 def run_callable(name: str, fn: Callable[..., Any], make_inputs: Callable[[], Any], timer: Timer,
                  counters: Counters | None, reps: int = 50, warmup: int = 10, l2_bytes: int = 0,
                  reference: Callable[..., Any] | None = None, rtol: float = 1e-3, atol: float = 1e-5,
-                 gated_timer: Timer | None = None) -> CompareResult:
+                 gated_timer: Timer | None = None, recorder: Recorder | None = None,
+                 timeline_calls: int = 20) -> CompareResult:
     """Warm up, time `reps` calls, count link bytes over the timed calls. When one input
     set fits twice in L2, several sets are rotated so the cache does not flatter.
-    `gated_timer` times the calls once more behind the gate (the GPU's own time, for the
-    launch share of the decomposition); code that waits on the host cannot be gated,
-    and then the note says so."""
+    `recorder` records the GPU timeline of `timeline_calls` more calls, back to back as
+    timed (kernels, copies, idle time: the measured decomposition), before the timing, so
+    the kernels per call are known: `gated_timer` then times the calls once more behind
+    the gate in batches the launch queue holds (the GPU's own time, for the launch
+    share); code that waits on the host cannot be gated, and then the note says so.
+    The timers are set up (CuPy's and torch's streams, events) before the timed loops."""
     import numpy as np
 
     t_start = time.perf_counter()
@@ -146,7 +176,28 @@ def run_callable(name: str, fn: Callable[..., Any], make_inputs: Callable[[], An
     for i in range(warmup):
         call(fn, sets[i % len(sets)])
     timer.sync()
+    timer.time_calls(lambda i: call(fn, sets[i % len(sets)]), 2)  # the timer's own set-up, out of the timed loop
     user_s += time.perf_counter() - t0
+    summary, timeline_note, recording = None, "", None
+    if recorder is not None:
+        ok, why = recorder.available()
+        if not ok:
+            timeline_note = why
+        else:
+            from ..roofline.timeline import summarize, to_record
+
+            t0 = time.perf_counter()
+            try:
+                acts, starts, host_of = recorder.record(timeline_calls, lambda i: call(fn, sets[i % len(sets)]),
+                                                         timer.sync)
+                summary = summarize(acts, starts, host_of, "cupti")
+                recording = to_record(acts, starts, host_of, {"name": name, "calls": timeline_calls})
+                timeline_note = (f"timeline: {why}, {timeline_calls} calls back to back recorded apart from the timed "
+                                 "ones (CUPTI's activity records: every kernel, copy and memset)")
+            except Exception as e:  # noqa: BLE001 - CUPTI refused (a profiler attached, a driver mismatch)
+                timeline_note = f"no CUPTI timeline ({type(e).__name__}: {str(e)[:160]})"
+            user_s += time.perf_counter() - t0
+    ops = max(1, int(round(summary.activities_per_call))) if summary is not None and summary.activities_per_call else 1
     before = counters.read() if counters else {}
     t0 = time.perf_counter()
     times = timer.time_calls(lambda i: call(fn, sets[i % len(sets)]), reps)
@@ -156,15 +207,22 @@ def run_callable(name: str, fn: Callable[..., Any], make_inputs: Callable[[], An
     gated_times: list[float] = []
     gated_note = ""
     if gated_timer is not None:
+        from ..microbench.timing import MAX_QUEUED
+
         t0 = time.perf_counter()
-        try:
-            gated_times = gated_timer.time_calls(lambda i: call(fn, sets[i % len(sets)]), max(5, reps // 2))
-        except Exception as e:  # noqa: BLE001 - the gate timed out (the code waits on the host), or similar
-            gated_note = f"no gated pass ({type(e).__name__}: {str(e)[:160]}): the launch share is not measured"
+        if ops + 1 > MAX_QUEUED:
+            gated_note = (f"no gated pass: a call launches {ops} operations, more than the {MAX_QUEUED} the launch "
+                          "queue holds behind the gate; the launch share is not measured")
+        else:
+            try:
+                gated_times = gated_timer.time_calls(lambda i: call(fn, sets[i % len(sets)]), max(5, reps // 2),
+                                                     ops_per_call=ops)
+            except Exception as e:  # noqa: BLE001 - the gate timed out (the code waits on the host), or similar
+                gated_note = f"no gated pass ({type(e).__name__}: {str(e)[:160]}): the launch share is not measured"
         user_s += time.perf_counter() - t0
     overhead = time.perf_counter() - t_start - user_s
     return CompareResult(name, times, per_call(before, after, reps), len(sets), checked, overhead, loop_s / reps,
-                         gated_times, gated_note)
+                         gated_times, gated_note, summary, timeline_note, recording)
 
 
 def timing_notes(result: CompareResult, framework: str, gated: bool) -> list[str]:
@@ -177,16 +235,32 @@ def timing_notes(result: CompareResult, framework: str, gated: bool) -> list[str
                      f"the host's launch added {result.launch_share_s * 1e6:.1f} us a call")
     elif result.gated_note:
         notes.append(result.gated_note)
-    if not gated and result.host_s_per_call > 1.1 * result.median_s:
-        notes.append(f"the host took {result.host_s_per_call * 1e6:.1f} us per call to issue and wait, the GPU "
-                     f"{result.median_s * 1e6:.1f} us: launch-bound; --gated times the GPU alone")
+    if result.timeline is not None:
+        from ..roofline.timeline import launch_verdict
+
+        t = result.timeline
+        notes.append(result.timeline_note)
+        notes.append(f"timeline per call: {t.kernels_per_call:g} kernels, GPU busy {t.busy_s * 1e6:.1f} us, idle "
+                     f"{t.idle_s * 1e6:.1f} us of {t.span_s * 1e6:.1f} us, on {t.streams} stream(s)"
+                     + (f"; communication {t.communication_s * 1e6:.1f} us, {t.exposed_communication_s * 1e6:.1f} us "
+                        "of it exposed" if t.communication_s else ""))
+        verdict = launch_verdict(t, result.host_s_per_call)
+        if verdict:
+            notes.append(verdict)
+    else:
+        if result.timeline_note:
+            notes.append(result.timeline_note)
+        if not gated and result.host_s_per_call > 1.1 * result.median_s:  # inferred: no timeline to say
+            notes.append(f"the host took {result.host_s_per_call * 1e6:.1f} us per call to issue and wait, the GPU "
+                         f"{result.median_s * 1e6:.1f} us (inferred from host and event times, no timeline: the "
+                         "host's loop also waits for the GPU, so this alone does not make the call launch-bound)")
     return notes
 
 
 def run_compare(kernel: str, inputs: str, reference: str | None = None, workload_path: str | None = None,
                 profile: Profile | None = None, reps: int = 50, warmup: int = 10, rtol: float = 1e-3,
                 atol: float = 1e-5, counters_on: bool = True, topology: Any = None,
-                gated: bool = False) -> CompareReport:
+                gated: bool = False, timeline: bool = True) -> CompareReport:
     """The whole `linkroof compare` on this process's GPU (or rank), as data."""
     import dataclasses
 
@@ -234,7 +308,8 @@ def run_compare(kernel: str, inputs: str, reference: str | None = None, workload
     timer = CudaTimer(framework, gated)
     name = kernel.rsplit(":", 1)[1]
     result = run_callable(name, fn, make_inputs, timer, counters, reps, warmup, l2, ref_fn, rtol, atol,
-                          gated_timer=None if gated else CudaTimer(framework, gated=True))
+                          gated_timer=None if gated else CudaTimer(framework, gated=True),
+                          recorder=CuptiRecorder() if timeline else None)
     ref_result = None
     if ref_fn is not None:
         ref_result = run_callable(f"{reference.rsplit(':', 1)[1]}", ref_fn, make, CudaTimer(framework), None, reps,
@@ -269,7 +344,7 @@ def run_compare(kernel: str, inputs: str, reference: str | None = None, workload
         result = dataclasses.replace(result, gated_times_s=[])
     placements, notes = kernel_placements(result.name, result.median_s, result.link_bytes(), workload, model, prof,
                                           (ref_result.name, ref_result.median_s) if ref_result else None,
-                                          launch_s=result.launch_share_s, baseline=spot)
+                                          launch_s=result.launch_share_s, baseline=spot, timeline=result.timeline)
     notes = timing_notes(result, framework, gated) + notes
     return CompareReport(rank=0, result=result, reference=ref_result, placements=placements, notes=notes,
                          profile=prof, topology=topology, ranks=ctx.world)

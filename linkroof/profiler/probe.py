@@ -246,8 +246,8 @@ def _probe_pair(n: q.Nvml, gpus: list[Gpu], paths: list[Any], a: int, b: int, no
                 p2p_nvlink=p2p_nvlink, p2p_pcie=status("pcie"))
 
 
-def _gbs(x: float) -> str:
-    return format_rate(x, significant=6)
+def _gbs(x: float | Unknown) -> str:
+    return format_rate(x, significant=6) if known(x) else "unknown"
 
 
 def _ceilings(gpus: list[Gpu], pairs: list[Pair], nics: tuple[Nic, ...], notes: list[str]) -> list[Ceiling]:

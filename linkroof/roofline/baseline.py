@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from ..schema import Placement, Profile, Workload
 from .collectives import canonical, canonical_dtype
@@ -103,7 +104,7 @@ def kernel_placements(name: str, median_s: float, counted_link_bytes: float | No
                       model: MachineModel, profile: Profile,
                       reference: tuple[str, float] | None = None,
                       launch_s: float | None = None,
-                      baseline: Baseline | None = None) -> tuple[list[Placement], list[str]]:
+                      baseline: Baseline | None = None, timeline: Any = None) -> tuple[list[Placement], list[str]]:
     """Place a timed kernel (and its reference, named with its median time, and the
     profile's NCCL baseline) against measured and spec ceilings. Counter bytes fill in
     the link bytes the workload does not give. The measured placements carry the cost
@@ -125,16 +126,31 @@ def kernel_placements(name: str, median_s: float, counted_link_bytes: float | No
             wire = f"wire efficiency {ratio:.2f}x (counter bytes / workload bytes): {why}"
             notes.append(f"NVLink bytes per call: workload {given:,.0f}, counters {counted_link_bytes:,.0f} "
                          f"(ratio {ratio:.2f}): {why}")
-    from .place import place_spec
+    from .place import PlacementError, place_spec
 
     wl = dataclasses.replace(wl, name=name)
+    try:
+        measured = place(wl, median_s, model, "measured")
+    except PlacementError as e:  # no workload and no counter bytes: nothing to bound, the timeline still explains
+        if timeline is None:
+            raise
+        notes.append(f"not placed on the roofline: {e} (--workload gives the work)")
+        measured = Placement(workload=wl, measured_time_s=median_s, bound_time_s=0.0, limiter="unknown",
+                             ceilings_kind="measured", flags=("nothing to bound: the workload gives no FLOPs or bytes",))
+        from .cost import with_timeline
+
+        return [with_timeline(measured, timeline)], notes
     spec, spec_notes = place_spec(wl, median_s, model)
-    out = [place(wl, median_s, model, "measured")] + spec
+    out = [measured] + spec
     notes += spec_notes
     if wire:
         out = [dataclasses.replace(p, flags=p.flags + (wire,)) for p in out]
     base = baseline or nccl_baseline(profile, wl)
     out[0] = with_cost(out[0], profile, model, collective_s=base.median_s if base else None, launch_s=launch_s)
+    if timeline is not None:
+        from .cost import with_timeline
+
+        out[0] = with_timeline(out[0], timeline)
     if reference is not None:
         ref_name, ref_s = reference
         out.append(with_cost(place(dataclasses.replace(wl, name=f"{ref_name} (reference)"), ref_s, model, "measured"),

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import dataclasses
 
@@ -294,3 +295,33 @@ def with_cost(placement: Placement, profile: Profile, model: MachineModel | None
     return dataclasses.replace(placement, cost_bound_s=bound.bound_s, cost_terms_s=dict(bound.terms_s),
                                decomposition_s={name: v for name, v, _ in parts if name != BELOW_MODEL},
                                cost_notes=tuple(notes))
+
+
+def with_timeline(placement: Placement, timeline: Any) -> Placement:
+    """The placement with its measured time decomposed from the call's own timeline
+    (roofline.timeline.measured_parts: idle, exposed communication, each class of work),
+    replacing the model's inferred parts. The timeline was recorded in a pass of its own:
+    where the timed median is longer than the recorded period, the difference is its own
+    part; where shorter (recording slows the calls), the parts are scaled to it and the
+    note says by how much. The model's bound and terms stay."""
+    from .timeline import measured_parts
+
+    parts = measured_parts(timeline)
+    if not parts:
+        return dataclasses.replace(placement, timeline=timeline)
+    measured = placement.measured_time_s
+    span = sum(v for _, v, _ in parts)
+    notes = list(placement.cost_notes)
+    if measured >= span:
+        parts.append(("timed pass longer than the recorded one", measured - span,
+                      "the timed calls took this much more per call than the recorded calls"))
+    else:
+        scale = measured / span
+        parts = [(k, v * scale, how) for k, v, how in parts]
+        notes.append(f"the recorded calls took {span / measured - 1:.1%} longer per call than the timed ones "
+                     "(recording costs time): the measured parts are scaled to the timed median")
+    notes = [n for n in notes if not n.startswith("faster than the cost model's terms")]  # the model's own parts
+    notes.append("decomposition measured from the call's GPU timeline (CUPTI); the cost model's bound and terms "
+                 "beside it are modelled")
+    return dataclasses.replace(placement, decomposition_s={k: v for k, v, _ in parts}, cost_notes=tuple(notes),
+                               timeline=timeline)

@@ -1,0 +1,128 @@
+"""The GPU timeline of a user's calls through CUPTI's Activity API (NVIDIA's
+cupti-python, the `linkroof[cupti]` extra): every kernel, copy and memset with its
+device, stream, start, end, grid and block, and the host's API calls that launched them
+(to tell which call each belongs to). One recorder per process: CUPTI takes one pair of
+buffer callbacks.
+
+Where cupti-python is missing or refuses (no wheel for this driver, a profiler already
+attached), `available()` says why and `compare` falls back to its event timings,
+labelled so. Seen working on driver 580 / CUDA 13.0 with cupti-python 13.0.0, 13.0.1
+and 13.2.0 (benchmarks/RESULTS.md, 2026-12-02).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..roofline.timeline import Activity
+
+_STATE: dict[str, Any] = {}
+
+
+def available() -> tuple[bool, str]:
+    """(True, version) where cupti-python imports, else (False, why)."""
+    try:
+        from cupti import cupti  # noqa: F401
+    except Exception as e:  # noqa: BLE001 - any failure means: no timeline here, said so
+        return False, (f"no CUPTI timeline: cupti-python is not importable ({type(e).__name__}: {str(e)[:120]}); "
+                       "pip install 'linkroof[cupti]'")
+    try:
+        from importlib import metadata
+
+        return True, f"cupti-python {metadata.version('cupti-python')}"
+    except Exception:  # noqa: BLE001
+        return True, "cupti-python"
+
+
+def _register() -> Any:
+    from cupti import cupti
+
+    if "records" not in _STATE:
+        _STATE["records"] = []
+
+        def requested() -> tuple[int, int]:
+            return 8 * 1024 * 1024, 0
+
+        def completed(activities: list) -> None:
+            if _STATE.get("on"):
+                _STATE["records"].extend(activities)
+
+        cupti.activity_register_callbacks(requested, completed)
+    return cupti
+
+
+KINDS = ("CONCURRENT_KERNEL", "MEMCPY", "MEMCPY2", "MEMSET", "RUNTIME", "DRIVER")
+
+
+def record(calls: int, call: Callable[[int], Any], sync: Callable[[], None]) -> tuple[list[Activity], list[int],
+                                                                                          dict[int, int]]:
+    """Run `call(i)` for i < calls back to back, as the timed loop does, with CUPTI
+    recording: the activities, the host timestamp before each call (CUPTI's clock, the
+    activities' own) and, per correlation id, when the host launched it."""
+    cupti = _register()
+    kinds = [getattr(cupti.ActivityKind, k) for k in KINDS if hasattr(cupti.ActivityKind, k)]
+    sync()
+    cupti.activity_flush_all(1)
+    _STATE["records"].clear()
+    _STATE["on"] = True
+    enabled = []
+    try:
+        for k in kinds:
+            try:
+                cupti.activity_enable(k)
+                enabled.append(k)
+            except Exception:  # noqa: BLE001 - a kind this CUPTI lacks: the others still tell
+                pass
+        starts = []
+        for i in range(calls):
+            starts.append(int(cupti.get_timestamp()))
+            call(i)
+        sync()
+        cupti.activity_flush_all(1)
+    finally:
+        for k in enabled:
+            try:
+                cupti.activity_disable(k)
+            except Exception:  # noqa: BLE001
+                pass
+        _STATE["on"] = False
+    records = list(_STATE["records"])
+    _STATE["records"].clear()
+    activities, host = to_activities(records, cupti)
+    return activities, starts, host
+
+
+def to_activities(records: list[Any], cupti: Any) -> tuple[list[Activity], dict[int, int]]:
+    """CUPTI's records as Activities, and the host launch time per correlation id."""
+    out: list[Activity] = []
+    host: dict[int, int] = {}
+    K = cupti.ActivityKind
+    kernel_kinds = {getattr(K, k) for k in ("CONCURRENT_KERNEL", "KERNEL") if hasattr(K, k)}
+    api_kinds = {getattr(K, k) for k in ("RUNTIME", "DRIVER") if hasattr(K, k)}
+    for r in records:
+        kind = r.kind
+        if kind in api_kinds:
+            host.setdefault(int(r.correlation_id), int(r.start))
+        elif kind in kernel_kinds:
+            out.append(Activity("kernel", str(r.name), int(r.device_id), int(r.stream_id), int(r.start), int(r.end),
+                                int(r.correlation_id), (int(r.grid_x), int(r.grid_y), int(r.grid_z)),
+                                (int(r.block_x), int(r.block_y), int(r.block_z))))
+        elif kind == getattr(K, "MEMCPY", None) or kind == getattr(K, "MEMCPY2", None):
+            try:
+                copy_kind = cupti.ActivityMemcpyKind(int(r.copy_kind)).name
+            except Exception:  # noqa: BLE001
+                copy_kind = str(getattr(r, "copy_kind", ""))
+            peer = kind == getattr(K, "MEMCPY2", None) or copy_kind.upper() in ("PTOP",)
+            out.append(Activity("memcpy", f"memcpy {'PtoP' if peer else copy_kind}", int(r.device_id),
+                                int(r.stream_id), int(r.start), int(r.end), int(r.correlation_id),
+                                bytes=int(r.bytes), copy_kind="PtoP" if peer else _copy_kind(copy_kind)))
+        elif kind == getattr(K, "MEMSET", None):
+            out.append(Activity("memset", "memset", int(r.device_id), int(r.stream_id), int(r.start), int(r.end),
+                                int(r.correlation_id), bytes=int(r.bytes)))
+    return out, host
+
+
+def _copy_kind(name: str) -> str:
+    """CUPTI's memcpy kind names (HTOD, DTOH, DTOD, ...) as the timeline spells them."""
+    return {"HTOD": "HtoD", "DTOH": "DtoH", "DTOD": "DtoD", "HTOH": "HtoH", "PTOP": "PtoP"}.get(name.upper(), name)

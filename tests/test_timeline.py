@@ -1,0 +1,160 @@
+"""The GPU timeline of a call (roofline/timeline.py): busy, idle, overlapped and exposed
+time measured from intervals, the kernels of a call counted exactly, launch-bound said
+only when the GPU waited, and compare's decomposition made of these measurements."""
+
+import pytest
+
+import factories
+from linkroof.profiler import compare as C
+from linkroof.roofline import timeline as T
+from linkroof.roofline.model import MachineModel
+from linkroof.profiler.session import bundled_profile
+
+REF = bundled_profile()
+MODEL = MachineModel.from_profile(REF)
+
+
+def kernel(name, start_us, end_us, stream=7, device=0, corr=0):
+    return T.Activity("kernel", name, device, stream, int(start_us * 1000), int(end_us * 1000), corr)
+
+
+def chain(calls=3, kernels=200, run_us=0.5, gap_us=10.0):
+    """`calls` calls of `kernels` tiny kernels each, the host issuing one every gap_us."""
+    acts, starts = [], []
+    t = 0.0
+    for c in range(calls):
+        starts.append(int(t * 1000))
+        for k in range(kernels):
+            t += gap_us
+            acts.append(kernel("vectorized_elementwise_kernel<add>", t, t + run_us, corr=c * kernels + k))
+    return acts, starts
+
+
+def test_a_chain_of_200_kernels_is_counted_exactly_and_found_launch_bound():
+    acts, starts = chain()
+    t = T.summarize(acts, starts)
+    assert t.calls == 3 and t.kernels_per_call == 200
+    assert t.busy_s == pytest.approx(200 * 0.5e-6) and t.idle_s == pytest.approx(200 * 9.5e-6, rel=1e-3)
+    verdict = T.launch_verdict(t, host_s_per_call=2.0e-3)
+    assert verdict.startswith("launch-bound (measured)") and "200 kernels a call at 10.0 us each" in verdict
+    assert "CUDA graph" in verdict
+
+
+def test_an_idle_gap_is_never_attributed_to_memory():
+    """Guards: the time the GPU waited between two kernels is idle, measured, not a
+    memory kernel's; the memory part is the kernels' own time."""
+    t = T.summarize([kernel("copy_kernel", 0, 10), kernel("copy_kernel", 40, 50)], [0])
+    parts = dict((k, v) for k, v, _ in T.measured_parts(t))
+    assert parts["idle (host / launch)"] == pytest.approx(30e-6)
+    assert parts["memory kernels"] == pytest.approx(20e-6)
+    assert sum(parts.values()) == pytest.approx(t.span_s)
+
+
+def test_no_overlap_is_claimed_that_the_intervals_do_not_show():
+    """Guards: communication run after the compute (not beside it) is exposed, all of
+    it; only the part that shares time with compute is overlapped."""
+    seq = T.summarize([kernel("sm90_xmma_gemm", 0, 100), kernel("ncclDevKernel_AllGather_RING_LL", 100, 160, 8)], [0])
+    assert seq.overlapped_communication_s == 0 and seq.exposed_communication_s == pytest.approx(60e-6)
+    par = T.summarize([kernel("sm90_xmma_gemm", 0, 100), kernel("ncclDevKernel_AllGather_RING_LL", 70, 130, 8)], [0])
+    assert par.overlapped_communication_s == pytest.approx(30e-6)
+    assert par.exposed_communication_s == pytest.approx(30e-6)
+    assert par.kernels[1].collective == "all_gather" or par.kernels[0].collective == "all_gather"
+
+
+def test_kernels_of_a_call_belong_to_the_call_whose_host_launched_them():
+    """Back to back, a call's kernels may start after the next call began on the host:
+    they are still its own (the host launch time of their correlation id says so)."""
+    acts = [kernel("k", 5, 50, corr=1), kernel("k", 50, 95, corr=2)]
+    t = T.summarize(acts, [0, 10], host_of={1: 1000, 2: 11_000})
+    assert t.calls == 2 and t.kernels_per_call == 1 and t.idle_s == pytest.approx(2.5e-6)
+
+
+def test_recordings_round_trip():
+    acts, starts = chain(1, 5)
+    back = T.from_record(T.to_record(acts, starts, {1: 2}))
+    assert back == (acts, starts, {1: 2})
+
+
+class FakeRecorder(C.Recorder):
+    """A recorded pass: `make(calls)` gives its activities and call starts."""
+
+    def __init__(self, make):
+        self.make = make
+
+    def available(self):
+        return True, "fake CUPTI"
+
+    def record(self, calls, call, sync):
+        for i in range(calls):
+            call(i)
+        acts, starts = self.make(calls)
+        return acts, starts, {}
+
+
+class Timer(C.Timer):
+    def __init__(self, per_call_s):
+        self.per_call_s, self.ops = per_call_s, []
+
+    def sync(self):
+        pass
+
+    def time_calls(self, call, reps, ops_per_call=1):
+        self.ops.append(ops_per_call)
+        for i in range(reps):
+            call(i)
+        return [self.per_call_s] * reps
+
+
+def _inputs():
+    import numpy as np
+
+    return (np.ones(4, dtype=np.float32),)
+
+
+def test_compare_decomposes_the_chain_by_measurement_and_sizes_the_gate():
+    """compare with a timeline: 200 kernels a call, the gated pass sized to them (the
+    gate no longer overflows the launch queue), the verdict launch-bound with the count,
+    and the decomposition made of the timeline's parts (idle measured), no model part."""
+    from linkroof.roofline.baseline import kernel_placements
+
+    gated = Timer(0.1e-3)
+    r = C.run_callable("chain", lambda a: a, _inputs, Timer(2.0e-3), None, reps=10, warmup=1,
+                       gated_timer=gated, recorder=FakeRecorder(lambda n: chain(n)), timeline_calls=3)
+    assert r.timeline.kernels_per_call == 200 and gated.ops == [200]
+    notes = C.timing_notes(r, "cupy", False)
+    assert any(n.startswith("launch-bound (measured)") and "200 kernels" in n for n in notes)
+    placements, _ = kernel_placements("chain", r.median_s, None, None, MODEL, REF, timeline=r.timeline)
+    d = placements[0].decomposition_s
+    assert d["idle (host / launch)"] > 0.9 * sum(d.values()) and not any("not overlapped" in k for k in d)
+    assert sum(d.values()) == pytest.approx(r.median_s)
+    assert placements[0].timeline.kernels_per_call == 200
+
+
+def test_a_long_gemm_is_not_launch_bound_and_shows_no_serial_part():
+    """One long compute kernel a call, back to back: no idle to speak of, no
+    'not overlapped', no launch-bound (the host's loop waiting on the GPU is not it)."""
+    from linkroof.roofline import workload as W
+    from linkroof.roofline.baseline import kernel_placements
+
+    def gemms(n):
+        return [kernel("sm90_xmma_gemm_bf16bf16_bf16f32", 2 + i * 1400, 2 + i * 1400 + 1390) for i in range(n)], \
+            [i * 1400_000 for i in range(n)]
+
+    r = C.run_callable("gemm", lambda a: a, _inputs, Timer(1.39e-3), None, reps=10, warmup=1,
+                       recorder=FakeRecorder(gemms), timeline_calls=5)
+    r.host_s_per_call = 1.5e-3  # the host's loop waits for the GPU: longer than the GPU, not a launch-bound sign
+    assert not any("launch-bound" in n for n in C.timing_notes(r, "torch", False))
+    w = W.Workload("gemm", flops={"bf16": 2 * 8192 ** 3})
+    placements, _ = kernel_placements("gemm", r.median_s, None, w, MODEL, REF, timeline=r.timeline)
+    d = placements[0].decomposition_s
+    assert not any("not overlapped" in k for k in d) and d["compute kernels"] > 0.98 * r.median_s
+
+
+def test_without_cupti_compare_says_so_and_keeps_its_event_timings():
+    class Missing(C.Recorder):
+        def available(self):
+            return False, "no CUPTI timeline: cupti-python is not importable"
+
+    r = C.run_callable("k", lambda a: a, _inputs, Timer(1e-3), None, reps=5, warmup=1, recorder=Missing())
+    assert r.timeline is None and "not importable" in r.timeline_note
+    assert any("not importable" in n for n in C.timing_notes(r, "cupy", False))
