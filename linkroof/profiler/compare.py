@@ -244,7 +244,7 @@ def timing_notes(result: CompareResult, framework: str, gated: bool) -> list[str
                      f"{t.idle_s * 1e6:.1f} us of {t.span_s * 1e6:.1f} us, on {t.streams} stream(s)"
                      + (f"; communication {t.communication_s * 1e6:.1f} us, {t.exposed_communication_s * 1e6:.1f} us "
                         "of it exposed" if t.communication_s else ""))
-        verdict = launch_verdict(t, result.host_s_per_call)
+        verdict = launch_verdict(t, result.host_s_per_call, result.median_s)
         if verdict:
             notes.append(verdict)
     else:

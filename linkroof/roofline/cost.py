@@ -310,16 +310,20 @@ def with_timeline(placement: Placement, timeline: Any) -> Placement:
     if not parts:
         return dataclasses.replace(placement, timeline=timeline)
     measured = placement.measured_time_s
-    span = sum(v for _, v, _ in parts)
     notes = list(placement.cost_notes)
-    if measured >= span:
-        parts.append(("timed pass longer than the recorded one", measured - span,
-                      "the timed calls took this much more per call than the recorded calls"))
+    # the GPU's busy time is the recorded kernels' own (recording does not slow them); what
+    # recording slows is the host, so the idle part is the timed median less that busy time
+    busy = [(k, v, how) for k, v, how in parts if not k.startswith("idle")]
+    busy_s = sum(v for _, v, _ in busy)
+    if measured >= busy_s:
+        idle = measured - busy_s
+        parts = [("idle (host / launch)", idle, "the timed median less the GPU's busy time of the recorded calls "
+                  f"(recorded idle: {format_time(timeline.idle_s)} a call, recording costs host time)")] + busy
     else:
-        scale = measured / span
-        parts = [(k, v * scale, how) for k, v, how in parts]
-        notes.append(f"the recorded calls took {span / measured - 1:.1%} longer per call than the timed ones "
-                     "(recording costs time): the measured parts are scaled to the timed median")
+        scale = measured / busy_s
+        parts = [(k, v * scale, how) for k, v, how in busy]
+        notes.append(f"the recorded kernels took {busy_s / measured - 1:.1%} longer per call than the timed calls: "
+                     "the measured parts are scaled to the timed median")
     notes = [n for n in notes if not n.startswith("faster than the cost model's terms")]  # the model's own parts
     notes.append("decomposition measured from the call's GPU timeline (CUPTI); the cost model's bound and terms "
                  "beside it are modelled")

@@ -237,15 +237,20 @@ def measured_parts(t: TimelineSummary) -> list[tuple[str, float, str]]:
 LAUNCH_BOUND = 0.5  # idle over this share of the call: the host, not the GPU, sets the pace
 
 
-def launch_verdict(t: TimelineSummary, host_s_per_call: float) -> str | None:
-    """'launch-bound' only when the timeline shows the GPU idle for more than half of
-    the call; it names the kernel count and the host's time per kernel, and what would
+def launch_verdict(t: TimelineSummary, host_s_per_call: float, measured_s: float | None = None) -> str | None:
+    """'launch-bound' only when the GPU was idle for more than half of the call: the
+    timed median (`measured_s`, else the recorded period) less the recorded kernels'
+    busy time. It names the kernel count and the host's time per kernel, and what would
     help. None otherwise."""
-    if not t.span_s or t.idle_s <= LAUNCH_BOUND * t.span_s:
+    period = measured_s if measured_s else t.span_s
+    if not period or not t.busy_s and not t.kernels_per_call:
+        return None
+    idle = max(0.0, period - t.busy_s)
+    if idle <= LAUNCH_BOUND * period:
         return None
     k = max(1.0, t.kernels_per_call)
-    per_kernel = host_s_per_call / k if host_s_per_call else t.span_s / k
-    return (f"launch-bound (measured): the GPU was idle {t.idle_s / t.span_s:.0%} of each call, waiting for the host, "
+    per_kernel = period / k
+    return (f"launch-bound (measured): the GPU was idle {idle / period:.0%} of each call, waiting for the host, "
             f"which issued {k:g} kernels a call at {per_kernel * 1e6:.1f} us each; fusing the kernels, or "
             "capturing the call in a CUDA graph, would take the host out of the loop")
 
