@@ -158,3 +158,33 @@ def test_without_cupti_compare_says_so_and_keeps_its_event_timings():
     r = C.run_callable("k", lambda a: a, _inputs, Timer(1e-3), None, reps=5, warmup=1, recorder=Missing())
     assert r.timeline is None and "not importable" in r.timeline_note
     assert any("not importable" in n for n in C.timing_notes(r, "cupy", False))
+
+
+def _recorded(name):
+    import gzip
+    import json
+    from pathlib import Path
+
+    doc = json.loads(gzip.open(Path(__file__).parent / "data" / "cupti" / f"{name}.json.gz").read())
+    return T.from_record(doc)
+
+
+@pytest.mark.parametrize("name, kernels, launch_bound", [("chain", 200, True), ("gemm1024", 1, True),
+                                                        ("gemm8192", 1, False), ("scale", 1, False),
+                                                        ("layernorm", 1, False)])
+def test_recorded_programs_on_one_h200(name, kernels, launch_bound):
+    """CUPTI records of five programs captured on one H200 (benchmarks/one_gpu_timeline.sh,
+    2026-12-02): the kernels per call counted exactly, the verdict launch-bound only for
+    the chain of 200 adds and the 1024^3 GEMM (whose kernel runs 5.4 us of a host-bound
+    call), the large GEMM with no idle to speak of and no serial part."""
+    acts, starts, host = _recorded(name)
+    t = T.summarize(acts, starts, host)
+    assert t.calls == 20 and t.kernels_per_call == kernels
+    assert (T.launch_verdict(t, 0.0) is not None) is launch_bound
+    parts = dict((k, v) for k, v, _ in T.measured_parts(t))
+    assert sum(parts.values()) == pytest.approx(t.span_s)
+    assert not any("not overlapped" in k for k in parts)
+    if name == "gemm8192":
+        assert t.kernels[0].kernel_class == "compute" and t.idle_s < 0.06 * t.span_s
+    if name == "chain":
+        assert t.kernels[0].launches_per_call == 200 and parts["idle (host / launch)"] > 0.85 * t.span_s
