@@ -496,6 +496,8 @@ class TimelineSummary:
     class_s: tuple[tuple[str, float], ...] = ()  # (class, seconds of the union of its intervals) per call
     kernels: tuple[KernelGroup, ...] = ()
     notes: tuple[str, ...] = ()
+    # the first calls' intervals, for drawing: (device, stream, class, start, end), ns from the first call's start
+    intervals: tuple[tuple[int, int, str, int, int], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -188,3 +188,22 @@ def test_recorded_programs_on_one_h200(name, kernels, launch_bound):
         assert t.kernels[0].kernel_class == "compute" and t.idle_s < 0.06 * t.span_s
     if name == "chain":
         assert t.kernels[0].launches_per_call == 200 and parts["idle (host / launch)"] > 0.85 * t.span_s
+
+
+def test_the_timeline_is_drawn_on_the_roofline_page_and_in_the_report(tmp_path):
+    """A placed call with its timeline: the Roofline page draws it (rows per stream,
+    bars by class) with the per-kernel table; the report carries the figure."""
+    import dataclasses
+
+    from linkroof.dashboard import app as A
+    from linkroof.dashboard.report import report_html
+    from linkroof.roofline.baseline import kernel_placements
+
+    acts, starts, host = _recorded("chain")
+    t = T.summarize(acts, starts, host)
+    assert 0 < len(t.intervals) <= T.DRAWN
+    placements, _ = kernel_placements("chain", 1.84e-3, None, None, MODEL, REF, timeline=t)
+    prof = dataclasses.replace(REF, id="timeline-test", placements=tuple(placements))
+    page = str(A.page_roofline(A.Data(str(tmp_path / "s.sqlite"), prof), None))
+    assert "GPU timeline of the first recorded calls" in page and "kernels per call (measured)" in page
+    assert "Timeline: chain" in report_html(prof)

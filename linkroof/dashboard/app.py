@@ -364,6 +364,13 @@ def page_roofline(data: Data, pid: str | None) -> Any:
         parts.append(_graph(F.speed_of_light_figure(placements)))
     if any(x.decomposition_s for x in placements):
         parts.append(_graph(F.decomposition_figure(placements), Id.DECOMPOSITION_GRAPH.value))
+    for x in placements:
+        if x.timeline is not None and x.timeline.intervals:
+            parts += [_graph(F.timeline_figure(x.workload.name, x.timeline)),
+                      html.H5(f"{x.workload.name}: kernels per call (measured)"),
+                      _table([{"kernel": k.name[:120], "class": k.kernel_class, "launches / call": k.launches_per_call,
+                               "µs / call": round(k.time_per_call_s * 1e6, 3), "class from": k.class_basis}
+                              for k in x.timeline.kernels])]
     parts += [html.H4("Cost-model terms of this machine"), cost_terms_table(p)]
     fits = profile_fits(p)
     parts.append(_graph(F.fits_figure(fits), Id.FITS_GRAPH.value) if fits else

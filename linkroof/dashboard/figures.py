@@ -586,3 +586,28 @@ def fits_figure(fits: Sequence[Any]) -> go.Figure:
                             "properties)", template="plotly_white",
                       height=560, legend={"font": {"size": 10}})
     return fig
+
+
+CLASS_COLORS = {"compute": "#2ca02c", "memory": "#ff7f0e", "communication": "#1f77b4", "copy": "#9467bd",
+                "other": "#7f7f7f"}
+
+
+def timeline_figure(name: str, t: Any) -> go.Figure:
+    """A call's measured GPU timeline (its first calls): one row per device and stream,
+    each kernel, copy and memset a bar coloured by class; the gaps are the GPU idle."""
+    fig = go.Figure()
+    rows = sorted({(d, s) for d, s, _, _, _ in t.intervals})
+    label = {r: f"GPU{r[0]} stream {r[1]}" for r in rows}
+    for cls in ("compute", "memory", "communication", "copy", "other"):
+        mine = [iv for iv in t.intervals if iv[2] == cls]
+        if not mine:
+            continue
+        fig.add_trace(go.Bar(y=[label[(d, s)] for d, s, _, _, _ in mine], x=[(e - b) / 1e3 for _, _, _, b, e in mine],
+                             base=[b / 1e3 for _, _, _, b, _ in mine], orientation="h", name=cls,
+                             marker={"color": CLASS_COLORS[cls]},
+                             hovertemplate=f"{cls}: %{{base:.1f}} us + %{{x:.2f}} us<extra></extra>"))
+    fig.update_layout(title=f"{name}: GPU timeline of the first recorded calls ({t.kernels_per_call:g} kernels a call, "
+                            f"idle {t.idle_s / t.span_s:.0%} of it)" if t.span_s else f"{name}: no activity",
+                      xaxis_title="us from the first call's start", barmode="overlay", template="plotly_white",
+                      height=max(220, 120 + 40 * len(rows)))
+    return fig

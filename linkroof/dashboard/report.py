@@ -83,6 +83,9 @@ def _all_figures(profile: Profile) -> list[tuple[str, Any]]:
         figs.append(("Speed of light", F.speed_of_light_figure(list(profile.placements))))
     if any(p.decomposition_s for p in profile.placements):
         figs.append(("Where the measured time went", F.decomposition_figure(list(profile.placements))))
+    for p in profile.placements:
+        if p.timeline is not None and p.timeline.intervals:
+            figs.append((f"Timeline: {p.workload.name}", F.timeline_figure(p.workload.name, p.timeline)))
     fits = profile_fits(profile)
     if fits:
         figs.append(("Fits of a + size / b (curve parameters)", F.fits_figure(fits)))

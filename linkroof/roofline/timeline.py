@@ -207,7 +207,20 @@ def summarize(activities: Sequence[Activity], call_starts_ns: Sequence[int], hos
         devices=tuple(sorted({a.device for a in acts})),
         communication_s=length(comm) * 1e-9 / n, overlapped_communication_s=overlapped * 1e-9 / n,
         exposed_communication_s=(length(comm) - overlapped) * 1e-9 / n,
-        class_s=tuple(sorted(class_time.items())), kernels=tuple(kernels))
+        class_s=tuple(sorted(class_time.items())), kernels=tuple(kernels), intervals=_drawn(calls, t0))
+
+
+DRAWN = 2000  # intervals kept for the figure: the first calls', up to this many
+
+
+def _drawn(calls: list[CallWindow], t0: int) -> tuple[tuple[int, int, str, int, int], ...]:
+    out: list[tuple[int, int, str, int, int]] = []
+    for c in calls[:3]:
+        for a in sorted(c.activities, key=lambda a: a.start_ns):
+            if len(out) >= DRAWN:
+                return tuple(out)
+            out.append((a.device, a.stream, kernel_class(a)[0], a.start_ns - t0, a.end_ns - t0))
+    return tuple(out)
 
 
 def measured_parts(t: TimelineSummary) -> list[tuple[str, float, str]]:
