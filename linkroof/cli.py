@@ -684,11 +684,16 @@ def _bench_distributed(ctx: click.Context, comm: Any, suite: str, families: list
               "decomposition is then the cost model's, inferred).")
 @click.option("--record-timeline", type=click.Path(dir_okay=False), help="Also write the raw activity records of "
               "the recorded calls to this JSON file.")
+@click.option("--counters", "count_kernels", is_flag=True, help="Count each kernel's DRAM bytes, FLOPs per data type "
+              "and NVLink bytes with Nsight Compute (ncu, in a child process, clocks as they are): --workload becomes "
+              "optional, a given one is compared with the counts, and each kernel is placed by itself.")
+@click.option("--record-counters", type=click.Path(dir_okay=False), help="Also write ncu's raw counter page (CSV) "
+              "to this file.")
 @click.pass_context
 def compare(ctx: click.Context, kernel: str, inputs: str, reference: str | None, workload: str | None,
             which: str | None, reps: int, warmup: int, rtol: float, atol: float, no_counters: bool, plot: str | None,
             as_json: bool, no_save: bool, force: bool, gated: bool, no_timeline: bool,
-            record_timeline: str | None) -> None:
+            record_timeline: str | None, count_kernels: bool, record_counters: str | None) -> None:
     """Time a kernel written in Python (CuPy, PyTorch, ...) on the GPU, count the bytes
     it moved over the links, and place it, its reference and the matching NCCL
     baseline on this machine's roofline. Under torchrun / mpirun every rank runs it
@@ -701,9 +706,12 @@ def compare(ctx: click.Context, kernel: str, inputs: str, reference: str | None,
 
     profile, here = _placement_profile(ctx, which, force, load_toml(workload) if workload else None)
     out = run_compare(kernel, inputs, reference, workload, profile, reps, warmup, rtol, atol, not no_counters,
-                      topology=here, gated=gated, timeline=not no_timeline)
+                      topology=here, gated=gated, timeline=not no_timeline, count_kernels=count_kernels)
     if out.result is None:
         return  # not rank 0
+    if record_counters and out.counters_log:
+        _write(record_counters, out.counters_log)
+        click.echo(f"Wrote ncu's counter page to {record_counters}", err=True)
     if record_timeline and out.result.recording is not None:
         import json as _json
 
@@ -737,7 +745,8 @@ def compare(ctx: click.Context, kernel: str, inputs: str, reference: str | None,
                                "placements": to_dict(placements), "notes": out.notes,
                                "overhead_s": r.overhead_s, "host_s_per_call": r.host_s_per_call,
                                "gated_times_s": r.gated_times_s, "launch_share_s": r.launch_share_s,
-                               "timeline": to_dict(r.timeline), "timeline_note": r.timeline_note}, indent=1))
+                               "timeline": to_dict(r.timeline), "timeline_note": r.timeline_note,
+                               "kernel_counters": out.kernel_counts, "counters_note": out.counters_note}, indent=1))
         return
     from .render import decomposition_view, kernels_table, placements_table
 

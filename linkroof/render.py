@@ -407,19 +407,40 @@ def terms_table(rows: list[dict[str, Any]]) -> Table:
     return t
 
 
+def counted_bytes(c: dict[str, float]) -> str:
+    """A kernel's DRAM bytes as ncu counted them: total (read + written)."""
+    if not c:
+        return ""
+    r, w = c.get("dram_read_bytes", 0.0), c.get("dram_write_bytes", 0.0)
+    return f"{(r + w) / 1e6:,.1f} MB ({r / 1e6:,.1f} read, {w / 1e6:,.1f} written)"
+
+
+def counted_flops(c: dict[str, float]) -> str:
+    """A kernel's FLOPs per data type as ncu counted them."""
+    parts = [f"{k.split(':', 1)[1]} {v:.3g}" for k, v in sorted(c.items()) if k.startswith("flops:") and v > 0]
+    return ", ".join(parts) or ("0" if c else "")
+
+
 def kernels_table(t: Any) -> Group:
     """A call's GPU timeline: its kernels by name (launches and time per call, class and
     how it was known), and the call's busy, idle and communication time, measured."""
     tab = Table(title=f"Timeline per call ({t.source}, {t.calls} calls recorded): {t.kernels_per_call:g} kernels, "
                       f"busy {format_time(t.busy_s)}, idle {format_time(t.idle_s)} of {format_time(t.span_s)}",
                 title_justify="left")
-    for col in ("Kernel", "Class", "Launches / call", "Time / call", "Median launch", "Grid x block", "Class from"):
+    counted = any(k.counters for k in t.kernels)
+    cols = ["Kernel", "Class", "Launches / call", "Time / call", "Median launch", "Grid x block", "Class from"]
+    if counted:
+        cols[6:6] = ["DRAM / call (ncu)", "FLOPs / call (ncu)"]
+    for col in cols:
         tab.add_column(col, overflow="fold")
     for k in t.kernels[:30]:
         grid = "x".join(map(str, k.grid)) + " x " + "x".join(map(str, k.block)) if k.kind == "kernel" else ""
-        tab.add_row(k.name[:90] + ("" if not k.collective else f" ({k.collective})"), k.kernel_class,
-                    f"{k.launches_per_call:g}", format_time(k.time_per_call_s), format_time(k.median_s), grid,
-                    k.class_basis)
+        row = [k.name[:90] + ("" if not k.collective else f" ({k.collective})"), k.kernel_class,
+               f"{k.launches_per_call:g}", format_time(k.time_per_call_s), format_time(k.median_s), grid,
+               k.class_basis]
+        if counted:
+            row[6:6] = [counted_bytes(k.counters), counted_flops(k.counters)]
+        tab.add_row(*row)
     parts: list[Any] = [tab]
     if len(t.kernels) > 30:
         parts.append(Text(f"... and {len(t.kernels) - 30} more kernel names (--json has them all)"))

@@ -129,6 +129,9 @@ class CompareReport:
     profile: Profile | None = None
     topology: Topology | None = None
     ranks: int = 1
+    kernel_counts: dict[str, dict[str, float]] | None = None  # ncu's counters per kernel name, per call (--counters)
+    counters_note: str = ""  # how they were counted, or why not
+    counters_log: str = ""  # ncu's raw CSV page, for --record-counters
 
 
 def run_callable(name: str, fn: Callable[..., Any], make_inputs: Callable[[], Any], timer: Timer,
@@ -260,8 +263,11 @@ def timing_notes(result: CompareResult, framework: str, gated: bool) -> list[str
 def run_compare(kernel: str, inputs: str, reference: str | None = None, workload_path: str | None = None,
                 profile: Profile | None = None, reps: int = 50, warmup: int = 10, rtol: float = 1e-3,
                 atol: float = 1e-5, counters_on: bool = True, topology: Any = None,
-                gated: bool = False, timeline: bool = True) -> CompareReport:
-    """The whole `linkroof compare` on this process's GPU (or rank), as data."""
+                gated: bool = False, timeline: bool = True, count_kernels: bool = False) -> CompareReport:
+    """The whole `linkroof compare` on this process's GPU (or rank), as data.
+    `count_kernels` counts each kernel's work with Nsight Compute in a child process
+    (profiler/ncu.py): the workload file becomes optional (the counters give it), and a
+    given one is compared with what the kernels moved; each kernel is placed by itself."""
     import dataclasses
 
     from ..roofline.model import MachineModel
@@ -342,12 +348,44 @@ def run_compare(kernel: str, inputs: str, reference: str | None = None, workload
             [r[0].gated_times_s for r in results])))
     elif len(results) > 1:
         result = dataclasses.replace(result, gated_times_s=[])
-    placements, notes = kernel_placements(result.name, result.median_s, result.link_bytes(), workload, model, prof,
-                                          (ref_result.name, ref_result.median_s) if ref_result else None,
+    per_name, counters_note, counters_log, count_notes = None, "", "", []
+    if count_kernels:
+        from . import ncu
+
+        try:
+            rep = ncu.count(kernel, inputs, warmup=max(1, min(warmup, 3)), calls=1, ranks=ctx.world)
+            per_name, counters_note, counters_log = rep.per_name(), rep.how, rep.log
+            if rep.missing:
+                counters_note += "; this GPU's ncu lacks " + ", ".join(rep.missing)
+        except ncu.CountersUnavailable as e:
+            counters_note = str(e)
+    call_workload = workload
+    if per_name:
+        from ..roofline.baseline import counted_workload, workload_against_counters
+
+        from .ncu import CounterReport
+
+        totals = CounterReport.sum_names(per_name)
+        if workload is not None:
+            count_notes = workload_against_counters(workload, totals)
+        else:
+            call_workload = counted_workload(result.name, totals)
+            count_notes = ["no workload file: the call's work is what ncu counted (DRAM bytes, FLOPs, NVLink bytes)"]
+    placements, notes = kernel_placements(result.name, result.median_s, result.link_bytes(), call_workload, model,
+                                          prof, (ref_result.name, ref_result.median_s) if ref_result else None,
                                           launch_s=result.launch_share_s, baseline=spot, timeline=result.timeline)
-    notes = timing_notes(result, framework, gated) + notes
+    if per_name:
+        from ..roofline.baseline import kernel_group_placements
+
+        kernels, summary, knotes = kernel_group_placements(result.name, result.timeline, per_name, model)
+        placements = placements + kernels
+        notes += knotes
+        if summary is not None:
+            result = dataclasses.replace(result, timeline=summary)
+    notes = timing_notes(result, framework, gated) + ([counters_note] if counters_note else []) + count_notes + notes
     return CompareReport(rank=0, result=result, reference=ref_result, placements=placements, notes=notes,
-                         profile=prof, topology=topology, ranks=ctx.world)
+                         profile=prof, topology=topology, ranks=ctx.world, kernel_counts=per_name,
+                         counters_note=counters_note, counters_log=counters_log)
 
 
 def torch_baseline(pattern: str, message_bytes: int | None, dtype: str, reps: int = 20) -> Any:

@@ -168,3 +168,99 @@ def kernel_placements(name: str, median_s: float, counted_link_bytes: float | No
         notes.append(f"NCCL baseline: {base.pattern} of {base.message_bytes} B in {base.dtype} over {base.ranks} "
                      f"ranks, {base.how}")
     return out, notes
+
+
+# ------------------------------------------------------------------ counted work (ncu)
+
+COUNTED = "counters:ncu"  # the source of a workload made of Nsight Compute's counters
+
+
+def counted_workload(name: str, counts: dict[str, float]) -> Workload:
+    """A call's or a kernel's work as ncu counted it (per call): FLOPs per data type,
+    DRAM bytes read + written, NVLink bytes sent."""
+    flops = {k.split(":", 1)[1]: v for k, v in counts.items() if k.startswith("flops:") and v > 0}
+    links = {"nvlink": counts["nvlink_tx_bytes"]} if counts.get("nvlink_tx_bytes", 0.0) > 0 else {}
+    dram = counts.get("dram_bytes", counts.get("dram_read_bytes", 0.0) + counts.get("dram_write_bytes", 0.0))
+    return Workload(name=name, flops=flops, hbm_bytes=dram, link_bytes=links, source=COUNTED)
+
+
+def _gb(x: float) -> str:
+    return f"{x / 1e9:.3g} GB"
+
+
+def workload_against_counters(workload: Workload, totals: dict[str, float]) -> list[str]:
+    """What the workload file claims against what the counters saw, per call: DRAM bytes
+    (the HBM counterpart of the wire efficiency) and FLOPs per data type."""
+    out = []
+    dram = totals.get("dram_read_bytes", 0.0) + totals.get("dram_write_bytes", 0.0)
+    if workload.hbm_bytes > 0 and dram > 0:
+        ratio = dram / workload.hbm_bytes
+        out.append(f"moved {_gb(dram)} of DRAM (ncu: {_gb(totals.get('dram_read_bytes', 0.0))} read, "
+                   f"{_gb(totals.get('dram_write_bytes', 0.0))} written), the workload needs "
+                   f"{_gb(workload.hbm_bytes)}: {ratio:.2f}x" +
+                   (" (the kernels move more than the work needs: data read twice, or spilled)" if ratio > 1.05 else
+                    " (less than the workload: part of it stayed in L2, or the workload over-counts)" if ratio < 0.95
+                    else ""))
+    for dtype, want in workload.flops.items():
+        got = totals.get(f"flops:{dtype}", 0.0)
+        if want > 0:
+            out.append(f"{dtype} FLOPs: ncu counted {got:.4g}, the workload gives {want:.4g} ({got / want:.2f}x)")
+    return out
+
+
+def kernel_group_placements(call: str, timeline: Any, per_name: dict[str, dict[str, float]], model: MachineModel,
+                            ) -> tuple[list[Placement], Any, list[str]]:
+    """Each kernel name of the call placed by its own time (the timeline's, per call)
+    and its own work (ncu's counters, per call); the timeline's kernels carry their
+    counters and a class from where they land (compute- or memory-limited against this
+    machine's measured ceilings). Kernels ncu counted that the timeline lacks are placed
+    by ncu's own replay time, said so."""
+    from .place import PlacementError
+    from .timeline import short_name
+
+    out: list[Placement] = []
+    notes: list[str] = []
+    groups = list(timeline.kernels) if timeline is not None else []
+    seen = set()
+    new_groups = []
+    for g in groups:
+        counts = per_name.get(g.name)
+        if counts is None or g.kind != "kernel":
+            new_groups.append(g)
+            continue
+        seen.add(g.name)
+        p = _place_kernel(call, g.name, counts, g.time_per_call_s, "its time per call from the timeline (CUPTI)",
+                          model, PlacementError, short_name)
+        cls, basis = g.kernel_class, g.class_basis
+        if p is not None:
+            out.append(p)
+            if p.limiter in ("compute", "memory") and cls not in ("communication", "copy"):
+                cls, basis = p.limiter, "ncu's counters against the measured ceilings"
+        new_groups.append(dataclasses.replace(g, counters=dict(counts), kernel_class=cls, class_basis=basis))
+    for name, counts in per_name.items():
+        if name in seen:
+            continue
+        p = _place_kernel(call, name, counts, counts.get("gpu_time_s", 0.0),
+                          "its time from ncu's replay (not in the recorded timeline)", model, PlacementError,
+                          short_name)
+        if p is not None:
+            out.append(p)
+    if timeline is not None:
+        timeline = dataclasses.replace(timeline, kernels=tuple(new_groups))
+    if per_name and not out:
+        notes.append("no kernel placed: ncu's counters gave no work to bound")
+    return out, timeline, notes
+
+
+def _place_kernel(call: str, name: str, counts: dict[str, float], time_s: float, how: str, model: MachineModel,
+                  error: type, short_name: Any) -> Placement | None:
+    if time_s <= 0:
+        return None
+    wl = counted_workload(f"{call} / {short_name(name)}", counts)
+    try:
+        p = place(wl, time_s, model, "measured")
+    except error:
+        return None
+    n = counts.get("launches", 1.0)
+    return dataclasses.replace(p, flags=p.flags + (
+        f"one kernel of {call} ({n:g} launch(es) a call): {how}, its work from ncu's counters",))

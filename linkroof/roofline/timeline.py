@@ -286,3 +286,27 @@ def from_record(doc: dict) -> tuple[list[Activity], list[int], dict[int, int]]:
     acts = [Activity(k, n, int(d), int(s), int(t0), int(t1), int(c), tuple(g), tuple(b), int(by), ck)
             for k, n, d, s, t0, t1, c, g, b, by, ck in doc["activities"]]
     return acts, [int(x) for x in doc["call_starts_ns"]], {int(k): int(v) for k, v in doc["host_of"].items()}
+
+
+def short_name(name: str) -> str:
+    """A mangled kernel name's own identifier (_ZN2at6native...29vectorized_layer_norm_kernelI...
+    -> vectorized_layer_norm_kernel), or the name, cut, where it is not Itanium-mangled."""
+    m = re.match(r"_Z(N?)(.*)", name)
+    if not m:
+        return name[:80]
+    rest, last = m.group(2), None
+    while True:
+        for prefix in ("L", "K", "St"):
+            if rest.startswith(prefix) and len(rest) > len(prefix) and rest[len(prefix)].isdigit():
+                rest = rest[len(prefix):]
+        d = re.match(r"(\d+)", rest)
+        if not d:
+            break
+        n = int(d.group(1))
+        ident = rest[len(d.group(1)):len(d.group(1)) + n]
+        if len(ident) < n:
+            break
+        last, rest = ident, rest[len(d.group(1)) + n:]
+        if not m.group(1):
+            break
+    return last or name[:80]
