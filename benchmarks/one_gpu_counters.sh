@@ -57,6 +57,17 @@ PY
   timeout 120 $py benchmarks/host_cost_factors.py 2>&1 | tee $d/host_cost_factors.jsonl
   echo "== compare --counters chain (200 kernels)"; t=$(date +%s%N)
   run chain chain chain.toml
+  echo "-- ncu by hand, caches not flushed (--cache-control none): gemm1024, scale"
+  for c in gemm1024:gemm scale:scale; do n=${c%%:*} f=${c##*:}
+    [ $n = gemm1024 ] && export LINKROOF_EXAMPLE_MNK=1024
+    timeout 120 ncu --clock-control none --cache-control none --profile-from-start off --csv --page raw --print-units base \
+      --metrics $plain --log-file $d/$n.hot.csv $py benchmarks/ncu_plain.py $f 5 > /dev/null 2>&1; echo "$n rc=$?"
+    unset LINKROOF_EXAMPLE_MNK
+  done
+  echo "== compare --counters layernorm, as text"
+  timeout 200 $py -m linkroof --store $st compare examples/programs_torch.py:layernorm \
+    --inputs examples/programs_torch.py:layernorm_inputs --workload examples/layernorm.toml --no-save --counters \
+    > $d/layernorm.txt 2>&1; echo "rc=$?"; cat $d/layernorm.txt
 } > "$log" 2>&1
 tar czf "$out/counters.tgz" -C /tmp counters
 cat "$log"

@@ -27,7 +27,7 @@ class FakeTimer(C.Timer):
     def sync(self):
         pass
 
-    def time_calls(self, call, reps, ops_per_call=1):
+    def time_calls(self, call, reps, ops_per_call=1, min_batch_s=0.0):
         self.ops_per_call = ops_per_call
         out = []
         for i in range(reps):

@@ -169,11 +169,17 @@ def time_kernel(device: int, run: Callable[[Any], None], reps: int, warmup: int 
 
 
 def time_calls(call: Callable[[int], Any], reps: int, framework: str = "cupy", gated: bool = False,
-               ops_per_call: int = 1) -> list[float]:
+               ops_per_call: int = 1, min_batch_s: float = 0.0) -> list[float]:
     """User code (`linkroof compare`): seconds per `call(i)`, on the current stream of
     CuPy or PyTorch, with the same protocol. Ungated by default: user code may wait on
-    the host, which would hold the gate until it times out. `ops_per_call` (the
+    the host, which would hold the gate until it times out; then the calls run in
+    batches of at least `min_batch_s` each (more calls than `reps` where one is short,
+    as a user's loop and torch.utils.benchmark run them), timed with the framework's own
+    events (a torch program's ungated loop touches no CuPy). `ops_per_call` (the
     operations one call launches) sizes the gated batches to what the launch queue holds."""
+    counter = iter(range(1 << 62))
+    if not gated:
+        return _time_batches(framework, lambda: call(next(counter)), reps, min_batch_s)
     cupy = cp()
     if framework == "torch":
         import torch
@@ -187,36 +193,90 @@ def time_calls(call: Callable[[int], Any], reps: int, framework: str = "cupy", g
     else:
         device = cupy.cuda.Device().id
         s = cupy.cuda.get_current_stream()
-    counter = iter(range(reps))
-    if not gated:
-        return _time_batches(device, s, lambda: call(next(counter)), reps)
-    return time_repetitions([device], [s], lambda _: call(next(counter)), reps, warmup=0, gated=gated,
-                            ops_per_rep=max(1, ops_per_call))[0]
+    return _time_gated_batches(device, s, lambda: call(next(counter)), reps, max(1, ops_per_call), min_batch_s)
 
 
 UNGATED_SAMPLES = 10
+MAX_BATCH = 100_000
 
 
-def _time_batches(device: int, s: Any, call: Callable[[], Any], calls: int) -> list[float]:
+class _Events:
+    """An event pair on the current stream of CuPy or torch: record, wait, seconds."""
+
+    def __init__(self, framework: str):
+        if framework == "torch":
+            import torch
+
+            self.a, self.b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            self.start, self.stop = self.a.record, self.b.record
+            self.wait = self.b.synchronize
+            self.seconds = lambda: self.a.elapsed_time(self.b) / 1e3
+        else:
+            cupy = cp()
+            self.a, self.b = cupy.cuda.Event(), cupy.cuda.Event()
+            self.start, self.stop = self.a.record, self.b.record
+            self.wait = self.b.synchronize
+            self.seconds = lambda: cupy.cuda.get_elapsed_time(self.a, self.b) / 1e3
+
+
+def _time_batches(framework: str, call: Callable[[], Any], calls: int, min_batch_s: float = 0.0) -> list[float]:
     """Ungated user code: `calls` calls back to back in UNGATED_SAMPLES batches, an event
     before and after each batch only (an event pair around every call cost the host
     enough to slow a 9 us GEMM to 22.6 us, where torch.utils.benchmark read 13.0): seconds
-    per call, one value per batch, as a user's own loop runs."""
-    cupy = cp()
-    batch = max(1, calls // UNGATED_SAMPLES)
+    per call, one value per batch, as a user's own loop runs. A batch starts on an empty
+    queue, so a short call's batch is lengthened to `min_batch_s` (its size from the
+    first batch, which is then dropped) so that start is a small share of it."""
+    samples = max(1, min(UNGATED_SAMPLES, calls))
+    batch = max(1, calls // samples)
+    ev = _Events(framework)  # set up before the first timed call
     out: list[float] = []
-    done = 0
+    while len(out) < samples:
+        ev.start()
+        for _ in range(batch):
+            call()
+        ev.stop()
+        ev.wait()
+        per = ev.seconds() / batch
+        out.append(per)
+        if len(out) == 1 and min_batch_s > 0 and per * batch < min_batch_s:
+            batch = min(MAX_BATCH, max(batch, int(-(-min_batch_s // max(per, 1e-9)))))
+            out = []  # the first batch only sized the rest; a full-size one replaces it
+            min_batch_s = 0.0
+    return out
+
+
+def _time_gated_batches(device: int, s: Any, call: Callable[[], Any], calls: int, ops_per_call: int,
+                        min_batch_s: float = 0.0) -> list[float]:
+    """User code behind the gate: UNGATED_SAMPLES batches, each queued whole behind the
+    spin kernel (as many calls as the launch queue holds), an event before and after the
+    batch only, then released: seconds per call, one value per batch, the GPU's own time
+    with nothing of the host in it. An event between calls would make each call wait
+    for the last one's end to be stamped (a 1024^3 GEMM read 8.5 us so, where its kernels
+    back to back take 7). Short calls get batches of `min_batch_s`, sized as ungated."""
+    cupy = cp()
+    per_gate = max(1, (MAX_QUEUED - 2) // ops_per_call)
+    samples = max(1, min(UNGATED_SAMPLES, calls))
+    batch = min(per_gate, max(1, calls // samples))
+    out: list[float] = []
     with cupy.cuda.Device(device):
-        while done < calls:
-            n = min(batch, calls - done)
-            a, b = cupy.cuda.Event(), cupy.cuda.Event()
+        a, b = cupy.cuda.Event(), cupy.cuda.Event()
+        while len(out) < samples:
+            flag = hold([device], [s])
             a.record(s)
-            for _ in range(n):
+            for _ in range(batch):
                 call()
             b.record(s)
-            b.synchronize()
-            out.append(cupy.cuda.get_elapsed_time(a, b) / 1e3 / n)
-            done += n
+            flag.release()
+            s.synchronize()
+            if flag.timed_out:
+                raise GateTimeout("the spin gate timed out before the calls were all queued; figures discarded "
+                                  "(the code waits on the host, or the host was too slow)")
+            per = cupy.cuda.get_elapsed_time(a, b) / 1e3 / batch
+            out.append(per)
+            if len(out) == 1 and min_batch_s > 0 and per * batch < min_batch_s and batch < per_gate:
+                batch = min(per_gate, max(batch, int(-(-min_batch_s // max(per, 1e-9)))))
+                out = []
+                min_batch_s = 0.0
     return out
 
 

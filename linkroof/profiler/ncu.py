@@ -47,8 +47,10 @@ TENSOR_TYPES = {"bf16": "bf16", "fp16": "fp16", "tf32": "tf32", "fp8": "fp8", "e
 # One tensor-core "math op" is one FLOP (a multiply-add counts two): checked on one H200
 # against 2*m*n*k of a bf16 GEMM (benchmarks/RESULTS.md, counters)
 TENSOR_FLOPS_PER_OP = 1.0
+# ncu's units (2025.3 prints base time as "ns"), to bytes, seconds and counts
 UNITS = {"": 1.0, "byte": 1.0, "kbyte": 1e3, "mbyte": 1e6, "gbyte": 1e9, "tbyte": 1e12,
-         "nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0, "inst": 1.0, "cycle": 1.0}
+         "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3,
+         "second": 1.0, "inst": 1.0, "cycle": 1.0}
 TIMEOUT_S = 900
 
 
