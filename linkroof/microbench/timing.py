@@ -223,14 +223,18 @@ def _time_batches(framework: str, call: Callable[[], Any], calls: int, min_batch
     """Ungated user code: `calls` calls back to back in UNGATED_SAMPLES batches, an event
     before and after each batch only (an event pair around every call cost the host
     enough to slow a 9 us GEMM to 22.6 us, where torch.utils.benchmark read 13.0): seconds
-    per call, one value per batch, as a user's own loop runs. A batch starts on an empty
-    queue, so a short call's batch is lengthened to `min_batch_s` (its size from the
-    first batch, which is then dropped) so that start is a small share of it."""
+    per call, one value per batch, as a user's own loop runs. An untimed call leads each
+    batch, so the first event is stamped when that call ends, by which time the host
+    has queued the next: the queue's start from empty (one host launch, 10-20 us for a
+    torch op) is not in the batch (it put a 505 us kernel at 514). A short call's batch,
+    whose calls the host cannot stay ahead of, is lengthened to `min_batch_s` (its size
+    from the first batch, which is then dropped)."""
     samples = max(1, min(UNGATED_SAMPLES, calls))
     batch = max(1, calls // samples)
     ev = _Events(framework)  # set up before the first timed call
     out: list[float] = []
     while len(out) < samples:
+        call()  # a lead call, untimed: the first event waits for it, and the host is ahead from then on
         ev.start()
         for _ in range(batch):
             call()

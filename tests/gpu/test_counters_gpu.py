@@ -48,8 +48,10 @@ def test_ncu_counts_an_elementwise_kernels_bytes_and_flops(monkeypatch):
     rep = ncu.count(f"{PROGRAMS}:scale", f"{PROGRAMS}:scale_inputs", warmup=2, calls=1)
     totals = rep.totals()
     assert totals["launches"] == 1
-    assert totals["dram_read_bytes"] == pytest.approx(4 * n, rel=0.03)
-    assert totals["dram_write_bytes"] == pytest.approx(4 * n, rel=0.03)
+    assert totals["dram_read_bytes"] == pytest.approx(4 * n, rel=0.02)
+    # what the kernel wrote last is still in L2 (50 MB on an H200) when it ends: ncu counts
+    # only what reached DRAM by then (1 GiB: 1.049 GB of 1.074 GB written)
+    assert 4 * n - 60e6 < totals["dram_write_bytes"] <= 4 * n * 1.01
     assert totals.get("flops:fp32", 0.0) == pytest.approx(n, rel=0.01)
     assert 0 < totals["gpu_time_s"] < 0.01
 
@@ -73,7 +75,7 @@ def test_compare_counters_place_each_kernel_without_a_workload(monkeypatch):
     assert out.kernel_counts, out.counters_note
     call = out.placements[0]
     assert call.workload.source == COUNTED
-    assert call.workload.hbm_bytes == pytest.approx(2 * (256 << 20), rel=0.03)
+    assert 2 * (256 << 20) - 60e6 < call.workload.hbm_bytes <= 2 * (256 << 20) * 1.01  # the last writes stay in L2
     assert call.limiter == "memory"
     kernels = [p for p in out.placements[1:] if p.workload.source == COUNTED]
     assert kernels and all(p.measured_time_s > 0 for p in kernels)
