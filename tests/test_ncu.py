@@ -203,3 +203,57 @@ def test_compare_says_why_not_counted_and_keeps_timing(monkeypatch):
     assert "not found" in out.counters_note and out.kernel_counts is None
     assert out.result.median_s == 1e-3 and out.placements[0].workload.source != COUNTED
     assert out.counters_note in out.notes
+
+
+def _counted(name):
+    return ncu.read_page(gzip.open(DATA / "ncu" / f"{name}.ncu.csv.gz", "rt").read())
+
+
+@pytest.mark.parametrize("name, kernels, dram, flops", [
+    ("scale", 1, 2.1231e9, {"fp32": 2.6844e8}), ("gemm1024", 1, 4.2135e6, {"bf16": 2 * 1024 ** 3}),
+    ("layernorm", 1, 1.5133e9, {"fp32": 4.1208e9}), ("chain", 200, 1.8545e6, {"fp32": 200 * 2048})])
+def test_pages_compare_counted_on_one_h200(name, kernels, dram, flops):
+    """The pages `compare --counters --record-counters` wrote on one H200 (2026-12-02,
+    benchmarks/one_gpu_counters.sh): each kernel's launches, DRAM bytes and FLOPs per
+    data type per call; each page's kernel names are the CUPTI timeline's own (mangled),
+    so each timeline kernel gets its counters."""
+    rep = _counted(name)
+    totals = rep.totals()
+    assert totals["launches"] == kernels and totals["dram_bytes"] == pytest.approx(dram, rel=1e-3)
+    for dtype, want in flops.items():
+        assert totals[f"flops:{dtype}"] == pytest.approx(want, rel=1e-3)
+    doc = json.loads(gzip.open(DATA / "cupti" / f"{name}.json.gz").read())
+    t = T.summarize(*T.from_record(doc))
+    placed, t2, _ = kernel_group_placements(name, t, rep.per_name(), MODEL)
+    assert all(k.counters for k in t2.kernels if k.kind == "kernel")
+    assert len(placed) == len(rep.per_name())
+    assert all("timeline (CUPTI)" in " ".join(p.flags) for p in placed)
+
+
+def test_counted_kernels_are_shown_in_the_cli_the_dashboard_and_the_report(tmp_path):
+    """The layer norm with its counters: the CLI's per-kernel table and the dashboard's
+    carry each kernel's DRAM bytes and FLOPs; the kernel's own placement is on the
+    Roofline page and in the report beside the call's."""
+    import dataclasses
+
+    from rich.console import Console
+
+    from linkroof.dashboard import app as A
+    from linkroof.dashboard.report import report_html
+    from linkroof.render import kernels_table
+    from linkroof.roofline.baseline import kernel_placements
+
+    rep = _counted("layernorm")
+    t = _layernorm_timeline()
+    call, _ = kernel_placements("layernorm", 437.3e-6, None, Workload(name="layernorm", hbm_bytes=1 << 30), MODEL,
+                                bundled_profile(), timeline=t)
+    kernels, t2, _ = kernel_group_placements("layernorm", t, rep.per_name(), MODEL)
+    call[0] = dataclasses.replace(call[0], timeline=t2)
+    con = Console(width=220, record=True)
+    con.print(kernels_table(t2))
+    text = con.export_text()
+    assert "DRAM / call (ncu)" in text and "1,513.3 MB" in text and "fp32 4.12e+09" in text
+    prof = dataclasses.replace(bundled_profile(), id="counters-test", placements=tuple(call + kernels))
+    page = str(A.page_roofline(A.Data(str(tmp_path / "s.sqlite"), prof), None))
+    assert "DRAM MB / call (ncu)" in page and "layernorm / vectorized_layer_norm_kernel" in page
+    assert "layernorm / vectorized_layer_norm_kernel" in report_html(prof)

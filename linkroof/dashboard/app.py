@@ -368,14 +368,25 @@ def page_roofline(data: Data, pid: str | None) -> Any:
         if x.timeline is not None and x.timeline.intervals:
             parts += [_graph(F.timeline_figure(x.workload.name, x.timeline)),
                       html.H5(f"{x.workload.name}: kernels per call (measured)"),
-                      _table([{"kernel": k.name[:120], "class": k.kernel_class, "launches / call": k.launches_per_call,
-                               "µs / call": round(k.time_per_call_s * 1e6, 3), "class from": k.class_basis}
-                              for k in x.timeline.kernels])]
+                      _table([_kernel_row(k) for k in x.timeline.kernels])]
     parts += [html.H4("Cost-model terms of this machine"), cost_terms_table(p)]
     fits = profile_fits(p)
     parts.append(_graph(F.fits_figure(fits), Id.FITS_GRAPH.value) if fits else
                  _missing("No message-size sweep to fit: `linkroof bench` (sweeps, NCCL) measures them."))
     return html.Div(parts)
+
+
+def _kernel_row(k: Any) -> dict:
+    """One kernel name of a call's timeline: what the timeline measured, and what ncu
+    counted where compare --counters ran (DRAM bytes, FLOPs per data type)."""
+    row = {"kernel": k.name[:120], "class": k.kernel_class, "launches / call": k.launches_per_call,
+           "µs / call": round(k.time_per_call_s * 1e6, 3), "class from": k.class_basis}
+    if k.counters:
+        c = k.counters
+        row["DRAM MB / call (ncu)"] = round((c.get("dram_read_bytes", 0.0) + c.get("dram_write_bytes", 0.0)) / 1e6, 3)
+        row["FLOPs / call (ncu)"] = ", ".join(f"{key.split(':', 1)[1]} {v:.3g}" for key, v in sorted(c.items())
+                                              if key.startswith("flops:") and v > 0) or "0"
+    return row
 
 
 def cost_terms_table(profile: Any) -> Any:

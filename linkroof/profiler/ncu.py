@@ -203,6 +203,16 @@ def parse_raw_csv(text: str, metrics: dict[str, str]) -> list[KernelCount]:
     return out
 
 
+def read_page(text: str, calls: int = 1, how: str = "a recorded ncu page") -> CounterReport:
+    """A raw page written before (compare --record-counters) read back: the metrics are
+    the ones its header names that linkroof reads."""
+    rows = list(csv.reader(ln for ln in text.splitlines() if ln.startswith('"')))
+    header = next((r for r in rows if "Kernel Name" in r and "ID" in r), [])
+    names = {c.rsplit(".", 1)[0] for c in header if c.endswith(".sum")}
+    metrics, missing = wanted_metrics(names)
+    return CounterReport(parse_raw_csv(text, metrics), calls, how, sorted(metrics.values()), missing, text)
+
+
 def why_not(log: str) -> str | None:
     """What ncu's messages say stopped it, in words (None: nothing known)."""
     if "ERR_NVGPUCTRPERM" in log:
