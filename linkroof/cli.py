@@ -759,6 +759,57 @@ def compare(ctx: click.Context, kernel: str, inputs: str, reference: str | None,
 
 
 @cli.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--profile", "which", metavar="ID|FILE|reference", help=PROFILE_HELP)
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Also write one row per collective call "
+              "to this CSV file.")
+@click.option("--no-save", is_flag=True, help="Do not save the calls' placements in the store.")
+@click.option("--force", is_flag=True, help="Place against the profile even if it describes another machine.")
+@click.pass_context
+def trace(ctx: click.Context, files: tuple[str, ...], which: str | None, as_json: bool, csv_path: str | None,
+          no_save: bool, force: bool) -> None:
+    """Read PyTorch profiler traces (one file per rank, .json or .json.gz) and place
+    every collective against this machine: its size, group and busbw, NCCL's time here
+    at that size and the cost-model bound; each step's GPU time by class, communication
+    overlapped and exposed; across ranks, the arrival skew and transfer time."""
+    from .profiler.traces import analyze, read_job
+
+    traces = read_job(list(files))
+    profile, here = _placement_profile(ctx, which, force)
+    report = analyze(traces, profile)
+    placements = [r.placement for r in report.rows if r.placement is not None]
+    if csv_path:
+        import io
+
+        buf = io.StringIO()
+        report.to_dataframe().to_csv(buf, index=False)
+        _write(csv_path, buf.getvalue())
+        click.echo(f"Wrote {len(report.rows)} calls to {csv_path}", err=True)
+    if placements and not no_save:
+        import dataclasses
+
+        from .profiler.environment import collect_environment
+        from .profiler.session import make_profile
+
+        saved = make_profile([here or profile.topology], [collect_environment()],
+                             label=f"trace:{Path(files[0]).name}" + (f" +{len(files) - 1}" if len(files) > 1 else ""),
+                             notes=report.warnings)
+        saved = dataclasses.replace(saved, placements=tuple(placements))
+        with _store(ctx) as store:
+            store.put(saved)
+            click.echo(f"Saved {len(placements)} placements in profile {saved.id}", err=True)
+    if as_json:
+        import json
+
+        _echo_json(json.dumps(report.to_dict(), indent=1))
+        return
+    from .render import trace_view
+
+    _console().print(trace_view(report))
+
+
+@cli.command()
 @click.option("--profile", "which", metavar="ID|FILE|reference", help="Profile shown first (default: the store's).")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to serve on.")
 @click.option("--port", default=8050, show_default=True, type=click.IntRange(1, 65535))

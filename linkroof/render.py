@@ -450,3 +450,55 @@ def kernels_table(t: Any) -> Group:
                           f"{format_time(t.exposed_communication_s)} exposed (measured from the intervals)"))
     parts += [Text(clean(n), style="dim") for n in t.notes]
     return Group(*parts)
+
+
+def _opt(x: Any, fmt: Any) -> str:
+    return "unknown" if x is None else fmt(x)
+
+
+def trace_view(report: Any) -> Group:
+    """`linkroof trace`: each collective call with what this machine does at its size,
+    each step's GPU time by class with communication overlapped and exposed, and the
+    ranks matched (several files of one job)."""
+    tab = Table(title="Collectives (sizes in nccl-tests' convention)", title_justify="left")
+    for col in ("Rank", "Collective", "Type", "Size", "Group (from)", "Time", "algbw", "busbw", "NCCL here",
+                "of NCCL", "Bound", "of bound", "Exposed", "Facts from"):
+        tab.add_column(col, overflow="fold")
+    for r in report.rows[:200]:
+        c = r.call
+        tab.add_row(_opt(c.rank, str), c.collective or "unknown", c.dtype or "unknown",
+                    _opt(c.size_bytes, format_size), f"{_opt(c.group_size, str)} ({c.group_from})",
+                    format_time(c.duration_s), _opt(c.algbw, format_rate), _opt(c.busbw, format_rate),
+                    format_time(r.nccl_s) if r.nccl_s else clean(r.nccl_how)[:60],
+                    _opt(r.fraction_of_nccl, lambda f: f"{f:.0%}"), _opt(r.bound_s, format_time),
+                    _opt(r.fraction_of_bound, lambda f: f"{f:.0%}"), format_time(r.exposed_s), clean(c.source))
+    parts: list[Any] = [tab]
+    if len(report.rows) > 200:
+        parts.append(Text(f"... and {len(report.rows) - 200} more calls (--json or --csv has them all)"))
+    notes = sorted({n for r in report.rows for n in r.call.notes})
+    parts += [Text(clean(n), style="dim") for n in notes]
+    st = Table(title="Steps per rank (measured from the trace's intervals; savings inferred)", title_justify="left")
+    for col in ("Rank", "Step", "Span", "Busy", "Idle", "Compute", "Memory", "Communication", "Overlapped",
+                "Exposed", "Saved at NCCL's speed", "Saved at the bound"):
+        st.add_column(col, overflow="fold")
+    for s, (a, b) in zip(report.steps, report.savings):
+        st.add_row(_opt(s.rank, str), clean(s.step), format_time(s.span_s), format_time(s.busy_s),
+                   format_time(s.idle_s), format_time(s.class_s.get("compute", 0.0)),
+                   format_time(s.class_s.get("memory", 0.0)), format_time(s.communication_s),
+                   format_time(s.overlapped_s), format_time(s.exposed_s), format_time(a), format_time(b))
+    parts.append(st)
+    parts.append(Text("Saved: per collective, its time above the target but no more than its exposed part "
+                      "(inferred: a faster collective shortens the step only where nothing ran beside it)",
+                      style="dim"))
+    if report.matched:
+        mt = Table(title="Across ranks (kernel starts on one host's clock)", title_justify="left")
+        for col in ("Process group", "Call", "Collective", "Size", "Ranks", "Arrival skew", "Transfer (min)",
+                    "Last to arrive", "Matched by"):
+            mt.add_column(col, overflow="fold")
+        for m in report.matched[:200]:
+            mt.add_row(clean(str(m.key[1])) or "-", str(m.key[2]), m.collective or "unknown",
+                       _opt(m.size_bytes, format_size), ",".join(map(str, m.ranks)), format_time(m.skew_s),
+                       format_time(m.transfer_s), _opt(m.last_rank, str), m.matched_by)
+        parts.append(mt)
+    parts += [Text(clean(w), style="yellow") for w in report.warnings]
+    return Group(*parts)

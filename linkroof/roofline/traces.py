@@ -1,0 +1,384 @@
+"""The collectives of a PyTorch profiler (Kineto) trace, as facts: which collective,
+data type, elements, bytes in nccl-tests' convention, group size and where each came
+from, its kernel's time, algbw and busbw; per step the GPU's time by class, idle,
+communication overlapped and exposed (roofline/timeline.py's interval logic); across
+ranks the calls matched, their arrival skew and transfer time. Pure arithmetic on
+events a reader (profiler/traces.py) gives; nothing here is guessed: what cannot be
+known is None, and its `how` says why.
+
+Three tiers of trace, as torch writes them:
+- kernel args: the kernel carries `Collective name`, `In msg nelems`, `Out msg nelems`,
+  `dtype`, `Group size`, `Process Group Name/Ranks`, `Seq` (from about torch 2.2, when
+  the kernel was launched inside `record_param_comms`);
+- the launching op: no facts on the kernel (coalesced collectives, batch_isend_irecv,
+  torch 1.13-2.1): its `correlation` leads to the runtime launch, and that to the
+  innermost `record_param_comms` or `c10d::*` op on the launching thread, whose facts
+  or `Input Dims` x `Input type` give the call;
+- the kernel name only: NCCL >= 2.19 names the collective (ncclDevKernel_AllReduce_...);
+  NCCL 2.1x's ncclKernel_SendRecv_... runs several and names none.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .collectives import busbw_factor, canonical
+from .timeline import Activity, intersect, kernel_class, length, nccl_collective, union
+
+# c10 scalar type names (kernel and record_param_comms `dtype`) and record_shapes'
+# `Input type` spellings -> linkroof's names and element bytes
+C10_DTYPES = {"Float": ("fp32", 4), "BFloat16": ("bf16", 2), "Half": ("fp16", 2), "Double": ("fp64", 8),
+              "Long": ("int64", 8), "Int": ("int32", 4), "Short": ("int16", 2), "Char": ("int8", 1),
+              "Byte": ("uint8", 1), "Bool": ("bool", 1), "Float8_e4m3fn": ("fp8", 1), "Float8_e5m2": ("fp8", 1),
+              "Float8_e4m3fnuz": ("fp8", 1), "Float8_e5m2fnuz": ("fp8", 1), "ComplexFloat": ("complex64", 8)}
+INPUT_TYPES = {"float": "Float", "c10::BFloat16": "BFloat16", "c10::Half": "Half", "double": "Double",
+               "long int": "Long", "int64_t": "Long", "int": "Int", "short int": "Short", "signed char": "Char",
+               "unsigned char": "Byte", "bool": "Bool", "c10::Float8_e4m3fn": "Float8_e4m3fn",
+               "c10::Float8_e5m2": "Float8_e5m2", "c10::complex<float>": "ComplexFloat"}
+
+# record_param_comms' `Collective name` and c10d ops -> linkroof's collective
+COLLECTIVE_NAMES = {
+    "allreduce": "all_reduce", "allreduce_coalesced": "all_reduce", "all_reduce": "all_reduce",
+    "allgather": "all_gather", "allgather_base": "all_gather", "all_gather": "all_gather",
+    "allgather_into_tensor_coalesced": "all_gather", "all_gather_into_tensor": "all_gather",
+    "allgather_coalesced": "all_gather", "reduce_scatter": "reduce_scatter", "reduce_scatter_base": "reduce_scatter",
+    "reduce_scatter_tensor": "reduce_scatter", "reduce_scatter_tensor_coalesced": "reduce_scatter",
+    "alltoall": "all_to_all", "alltoall_base": "all_to_all", "all_to_all": "all_to_all", "broadcast": "broadcast",
+    "reduce": "reduce", "send": "sendrecv", "recv": "sendrecv", "recv_any_source": "sendrecv", "gather": "gather",
+    "scatter": "scatter", "barrier": "barrier",
+}
+
+
+def collective_name(raw: Any) -> str | None:
+    """linkroof's collective for a `Collective name` or a c10d op's name
+    ('_allgather_base', 'c10d::allreduce_coalesced_'), else None."""
+    if not isinstance(raw, str):
+        return None
+    return COLLECTIVE_NAMES.get(raw.split("::", 1)[-1].strip().strip("_").lower())
+
+
+# c10d ops' tensor arguments: (output index, input index) in `Input Dims`
+C10D_ARGS = {"_allgather_base_": (0, 1), "allgather_": (0, 1), "allgather_into_tensor_coalesced_": (0, 1),
+             "_reduce_scatter_base_": (0, 1), "reduce_scatter_": (0, 1), "reduce_scatter_tensor_coalesced_": (0, 1),
+             "alltoall_base_": (0, 1), "alltoall_": (0, 1)}
+
+
+@dataclass(frozen=True)
+class CommOp:
+    """A host op a collective kernel may have been launched from: `record_param_comms`
+    (its args are the facts) or a `c10d::*` op (its shapes); thread, start and end."""
+
+    name: str
+    tid: int
+    start_ns: int
+    end_ns: int
+    args: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CollectiveCall:
+    """One collective kernel of a trace, with what it did and how each fact was known."""
+
+    rank: int | None
+    kernel: str
+    device: int
+    stream: int
+    start_ns: int
+    end_ns: int
+    collective: str | None  # linkroof's name; None: not known
+    dtype: str | None
+    in_nelems: int | None
+    out_nelems: int | None
+    size_bytes: int | None  # nccl-tests' convention: an all-gather's whole output, a reduce-scatter's whole input
+    group_size: int | None
+    group_from: str  # "kernel args" | "process group ranks" | "the trace's process groups" | "derived ..." | "unknown"
+    process_group: str = ""
+    seq: int | None = None
+    source: str = ""  # "kernel args" | "launching op ..." | "kernel name"
+    notes: tuple[str, ...] = ()
+
+    @property
+    def duration_s(self) -> float:
+        return max(0, self.end_ns - self.start_ns) * 1e-9
+
+    @property
+    def algbw(self) -> float | None:
+        return self.size_bytes / self.duration_s if self.size_bytes and self.duration_s > 0 else None
+
+    @property
+    def busbw(self) -> float | None:
+        if self.algbw is None or not self.group_size or not self.collective:
+            return None
+        return self.algbw * busbw_factor(self.collective, self.group_size)
+
+
+def c10_dtype(name: Any) -> tuple[str, int] | None:
+    """(linkroof's name, bytes) of a c10 type name or a record_shapes type, else None."""
+    if not isinstance(name, str):
+        return None
+    return C10_DTYPES.get(name) or C10_DTYPES.get(INPUT_TYPES.get(name, ""))
+
+
+def _int(x: Any) -> int | None:
+    if isinstance(x, bool):
+        return None
+    if isinstance(x, int) and x >= 0:
+        return x
+    if isinstance(x, str) and x.strip().isdigit():
+        return int(x)
+    return None
+
+
+def ranks_listed(text: Any) -> int | None:
+    """How many ranks `Process Group Ranks` lists ('[0, 1, 2]'), or None where torch cut
+    the list short ('[0, 1, ..., 29, ...]': at most 30 shown) or it is not a list."""
+    if isinstance(text, list):
+        return len(text) or None
+    if not isinstance(text, str) or "..." in text:
+        return None
+    inner = text.strip().strip("[]").strip()
+    if not inner:
+        return None
+    parts = [p.strip() for p in inner.split(",")]
+    return len(parts) if all(p.lstrip("-").isdigit() for p in parts) else None
+
+
+def _elements(dims: Any) -> int | None:
+    """Elements of one tensor's dims ([4096, 1024]) or a TensorList's ([[n], [m]]): the
+    sum; None where there are no dims (a TensorList recorded empty: unknown, not 0)."""
+    if not isinstance(dims, list) or not dims:
+        return None
+    if all(isinstance(d, int) for d in dims):
+        return math.prod(dims)
+    if all(isinstance(d, list) for d in dims):
+        parts = [_elements(d) for d in dims]
+        return None if any(p is None for p in parts) else sum(parts)  # type: ignore[misc]
+    return None
+
+
+def size_of(collective: str, in_nelems: int | None, out_nelems: int | None, elem: int) -> int | None:
+    """nccl-tests' size: an all-gather's whole output; a reduce-scatter's, an
+    all-to-all's, an all-reduce's, a broadcast's whole input (out where in is unknown
+    for in-place ones)."""
+    n = out_nelems if collective in ("all_gather", "gather") else (
+        in_nelems if in_nelems is not None else (out_nelems if collective in ("all_reduce", "broadcast") else None))
+    return None if n is None else n * elem
+
+
+def _group_from_ratio(collective: str, in_n: int | None, out_n: int | None) -> int | None:
+    if not in_n or not out_n:
+        return None
+    if collective == "all_gather" and out_n % in_n == 0 and out_n // in_n > 1:
+        return out_n // in_n
+    if collective == "reduce_scatter" and in_n % out_n == 0 and in_n // out_n > 1:
+        return in_n // out_n
+    return None
+
+
+def facts_from_args(args: dict, groups: dict[str, int], where: str) -> dict:
+    """What a kernel's (or record_param_comms') args say: collective, dtype, elements,
+    group size and where each came from."""
+    notes = []
+    raw = args.get("Collective name")
+    coll = collective_name(raw)
+    if raw and coll is None:
+        coll = canonical(str(raw).lower())
+        notes.append(f"collective {raw!r} is not one linkroof knows")
+    dt = c10_dtype(args.get("dtype"))
+    in_n, out_n = _int(args.get("In msg nelems")), _int(args.get("Out msg nelems"))
+    pg = str(args.get("Process Group Name", "") or "")
+    group, group_from = _int(args.get("Group size")), where
+    if not group:
+        group, group_from = ranks_listed(args.get("Process Group Ranks")), "process group ranks"
+    if not group and pg in groups:
+        group, group_from = groups[pg], "distributedInfo"
+    if not group and coll:
+        group = _group_from_ratio(coll, in_n, out_n)
+        group_from = "derived (output / input elements)" if group else "unknown"
+    if not group:
+        group_from = "unknown"
+    return {"collective": coll, "dtype": dt, "in": in_n, "out": out_n, "group": group, "group_from": group_from,
+            "pg": pg, "seq": _int(args.get("Seq")), "notes": notes}
+
+
+def facts_from_c10d(op: CommOp, groups: dict[str, int]) -> dict:
+    """What a c10d op's recorded shapes say (no facts on the kernel, torch 1.13-2.1 or a
+    coalesced call): the collective from the op's name, elements from `Input Dims`, the
+    type from `Input type`; the group from the trace's only process group, if one."""
+    base = op.name.split("::", 1)[-1]
+    coll = collective_name(base)
+    dims, types = op.args.get("Input Dims") or [], op.args.get("Input type") or []
+    notes = []
+    out_i, in_i = C10D_ARGS.get(base, (0, 0))
+    in_n = _elements(dims[in_i]) if len(dims) > in_i else None
+    out_n = _elements(dims[out_i]) if len(dims) > out_i else None
+    dt = None
+    for t in types:
+        dt = dt or c10_dtype(t)
+    if dt is None and types and types[0] == "TensorList":
+        notes.append("a TensorList's element type is not recorded")
+    if in_n is None and out_n is None:
+        notes.append(f"{op.name} recorded no input shapes (record_shapes off, or an empty TensorList): size unknown")
+    group, group_from = None, "unknown"
+    if len(groups) == 1:
+        group, group_from = next(iter(groups.values())), "distributedInfo (the one process group)"
+    if not group and coll:
+        group = _group_from_ratio(coll, in_n, out_n)
+        group_from = "derived (output / input elements)" if group else "unknown"
+    return {"collective": coll, "dtype": dt, "in": in_n, "out": out_n, "group": group, "group_from": group_from,
+            "pg": "", "seq": None, "notes": notes}
+
+
+def innermost(ops: Sequence[CommOp], tid: int, t_ns: int) -> CommOp | None:
+    """The innermost comm op on `tid` open at `t_ns`, record_param_comms before c10d."""
+    open_ = [o for o in ops if o.tid == tid and o.start_ns <= t_ns <= o.end_ns]
+    if not open_:
+        return None
+    with_facts = [o for o in open_ if o.args.get("Collective name")]
+    pool = with_facts or open_
+    return min(pool, key=lambda o: o.end_ns - o.start_ns)
+
+
+def is_collective_kernel(a: Activity, kernel_args: dict) -> bool:
+    return a.kind == "kernel" and (bool(kernel_args.get("Collective name")) or "nccl" in a.name.lower())
+
+
+def collective_call(a: Activity, kernel_args: dict, launch: tuple[int, int] | None, ops: Sequence[CommOp],
+                    groups: dict[str, int], rank: int | None) -> CollectiveCall:
+    """One collective kernel's facts, from the best tier this trace has for it."""
+    if kernel_args.get("Collective name"):
+        f, source = facts_from_args(kernel_args, groups, "kernel args"), "kernel args"
+    else:
+        op = innermost(ops, *launch) if launch else None
+        if op is not None and op.args.get("Collective name"):
+            f, source = facts_from_args(op.args, groups, "launching op's args"), "launching op (record_param_comms)"
+        elif op is not None:
+            f, source = facts_from_c10d(op, groups), f"launching op ({op.name}, recorded shapes)"
+        else:
+            coll = nccl_collective(a.name)
+            f = {"collective": coll, "dtype": None, "in": None, "out": None, "group": None, "group_from": "unknown",
+                 "pg": "", "seq": None,
+                 "notes": ["no collective facts on the kernel and no launching op found: size and group unknown"]
+                 + ([] if coll else [f"the kernel's name ({a.name[:60]}) does not name its collective (NCCL 2.1x "
+                                     "runs several collectives in one SendRecv kernel)"])}
+            source = "kernel name" if coll else "none"
+    coll, dt = f["collective"], f["dtype"]
+    size = size_of(coll, f["in"], f["out"], dt[1]) if coll and dt else None
+    notes = list(f["notes"])
+    if coll and dt is None:
+        notes.append("data type unknown: bytes unknown")
+    return CollectiveCall(rank, a.name, a.device, a.stream, a.start_ns, a.end_ns, coll, dt[0] if dt else None,
+                          f["in"], f["out"], size, f["group"], f["group_from"], f["pg"], f["seq"], source, tuple(notes))
+
+
+# ------------------------------------------------------------------ steps
+
+
+@dataclass(frozen=True)
+class StepSummary:
+    """One step of one rank, measured from the trace's intervals."""
+
+    rank: int | None
+    step: str
+    start_ns: int
+    end_ns: int
+    busy_s: float
+    idle_s: float
+    class_s: dict[str, float]
+    communication_s: float
+    overlapped_s: float
+    exposed_s: float
+    collectives: int
+
+    @property
+    def span_s(self) -> float:
+        return (self.end_ns - self.start_ns) * 1e-9
+
+
+def _clip(a: Activity, lo: int, hi: int) -> tuple[int, int] | None:
+    s, e = max(a.start_ns, lo), min(a.end_ns, hi)
+    return (s, e) if e > s else None
+
+
+def step_summary(rank: int | None, name: str, lo: int, hi: int, activities: Sequence[Activity],
+                 comm_ids: set[int]) -> StepSummary:
+    """A step's GPU time, by class (a collective's kernel and copies the reader tied to a
+    collective are communication), busy and idle over the step's window, communication
+    beside other work (overlapped) and alone (exposed)."""
+    by_class: dict[str, list[tuple[int, int]]] = {}
+    n_coll = 0
+    for a in activities:
+        iv = _clip(a, lo, hi)
+        if iv is None:
+            continue
+        cls = "communication" if id(a) in comm_ids else kernel_class(a)[0]
+        n_coll += id(a) in comm_ids
+        by_class.setdefault(cls, []).append(iv)
+    busy = union(iv for ivs in by_class.values() for iv in ivs)
+    comm = union(by_class.get("communication", []))
+    work = union(iv for cls, ivs in by_class.items() if cls != "communication" for iv in ivs)
+    over = length(intersect(comm, work))
+    return StepSummary(rank, name, lo, hi, length(busy) * 1e-9, (hi - lo - length(busy)) * 1e-9,
+                       {cls: length(union(ivs)) * 1e-9 for cls, ivs in sorted(by_class.items())},
+                       length(comm) * 1e-9, over * 1e-9, (length(comm) - over) * 1e-9, n_coll)
+
+
+def exposed_s(call: CollectiveCall, activities: Sequence[Activity], comm_ids: set[int]) -> float:
+    """The part of a collective's kernel with no other (non-communication) work beside it
+    on its GPU: what a faster collective could take off the step."""
+    own = [(call.start_ns, call.end_ns)]
+    work = union((a.start_ns, a.end_ns) for a in activities
+                 if id(a) not in comm_ids and a.device == call.device and a.end_ns > call.start_ns
+                 and a.start_ns < call.end_ns)
+    return (length(own) - length(intersect(own, work))) * 1e-9
+
+
+# ------------------------------------------------------------------ across ranks
+
+
+@dataclass(frozen=True)
+class MatchedCall:
+    """One collective call across the ranks of one job: matched by (process group, Seq)
+    where the trace has Seq, else by order within the process group."""
+
+    key: tuple
+    collective: str | None
+    size_bytes: int | None
+    ranks: tuple[int, ...]
+    skew_s: float  # last arrival less first arrival (kernel starts)
+    transfer_s: float  # the shortest duration over ranks: the transfer without waiting
+    last_rank: int | None  # the rank that arrived last (the others waited for it)
+    matched_by: str
+
+
+def match_across_ranks(calls: Sequence[CollectiveCall]) -> list[MatchedCall]:
+    by_rank: dict[int | None, list[CollectiveCall]] = {}
+    for c in sorted(calls, key=lambda c: c.start_ns):
+        by_rank.setdefault(c.rank, []).append(c)
+    if len(by_rank) < 2:
+        return []
+    keyed: dict[tuple, list[CollectiveCall]] = {}
+    for rank, cs in by_rank.items():
+        order: dict[str, int] = {}
+        for c in cs:
+            if c.seq is not None:
+                key, how = ("seq", c.process_group, c.seq), "Seq"
+            else:
+                i = order.get(c.process_group, 0)
+                order[c.process_group] = i + 1
+                key, how = ("order", c.process_group, i), "order within the process group"
+            keyed.setdefault(key, []).append(c)
+    out = []
+    for key, cs in keyed.items():
+        if len(cs) < 2:
+            continue
+        first = min(c.start_ns for c in cs)
+        last = max(cs, key=lambda c: c.start_ns)
+        out.append(MatchedCall(key, cs[0].collective, cs[0].size_bytes, tuple(sorted(c.rank for c in cs
+                                                                                    if c.rank is not None)),
+                               (last.start_ns - first) * 1e-9, min(c.duration_s for c in cs), last.rank,
+                               "Seq" if key[0] == "seq" else "order within the process group"))
+    return sorted(out, key=lambda m: m.key[1:])

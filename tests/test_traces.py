@@ -1,0 +1,206 @@
+"""linkroof trace: PyTorch profiler traces read in each tier, each pitfall of the format
+checked by a test that fails when the reader falls into it, the recorded one-H200
+trace, the cross-rank view, and bad files refused in one line."""
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import tracegen as G
+from linkroof.cli import cli
+from linkroof.profiler import traces as P
+from linkroof.profiler.session import bundled_profile
+
+DATA = Path(__file__).parent / "data"
+REF = bundled_profile()
+MiB = 1 << 20
+
+
+def _read(tmp_path, builder, name="r0.json"):
+    return P.read_trace(builder.write(tmp_path / name))
+
+
+def test_tier1_facts_on_the_kernel(tmp_path):
+    """Sizes in nccl-tests' convention (an all-gather's is its whole output), the group
+    from the kernel's args, durations, algbw and busbw from them."""
+    calls = _read(tmp_path, G.tier1_rank(0)).collectives()
+    ar, ag = calls
+    assert (ar.collective, ar.dtype, ar.size_bytes, ar.group_size, ar.group_from) == \
+        ("all_reduce", "bf16", 8 * MiB, 2, "kernel args")
+    assert ar.duration_s == pytest.approx(300e-6) and ar.busbw == pytest.approx(ar.algbw * 2 * 1 / 2)
+    assert (ag.collective, ag.dtype, ag.size_bytes, ag.seq) == ("all_gather", "fp32", 8 * MiB, 2)
+    assert ag.algbw == pytest.approx(8 * MiB / 100e-6)
+
+
+def test_tier2_coalesced_calls_take_the_launching_ops_facts_or_say_unknown(tmp_path):
+    coalesced, bare = _read(tmp_path, G.tier2_rank()).collectives()
+    assert (coalesced.collective, coalesced.size_bytes, coalesced.group_size, coalesced.source) == \
+        ("all_reduce", 8 * MiB, 2, "launching op (record_param_comms)")
+    assert bare.collective == "reduce_scatter" and bare.source == "kernel name"
+    assert bare.size_bytes is None and bare.group_size is None and bare.busbw is None  # unknown, not guessed
+
+
+def test_tier3_old_traces_go_through_the_c10d_op_and_a_sendrecv_name_names_nothing(tmp_path):
+    """NCCL 2.1x runs an all-gather in a kernel named ..._SendRecv_..._Sum_int8_t: the
+    collective and its size (the whole output, 8192 x 1024 fp16) come from the c10d op;
+    an allreduce_ over a TensorList with empty dims has an unknown size, not 0."""
+    ag, ar = _read(tmp_path, G.tier3_rank(None)).collectives()
+    assert (ag.collective, ag.dtype, ag.size_bytes) == ("all_gather", "fp16", 8192 * 1024 * 2)
+    assert ag.group_size == 2 and ag.group_from == "derived (output / input elements)"
+    assert ar.collective == "all_reduce" and ar.size_bytes is None
+    assert any("size unknown" in n for n in ar.notes)
+
+
+def test_group_size_is_not_world_size_and_a_cut_rank_list_is_not_counted(tmp_path):
+    t = G.TraceBuilder(0, world=8, pgs=(("0", 8), ("tp", 4)))
+    t.kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 10, 50,
+             {**G.comm_args("allreduce", 1024, 1024, "Float", group=None, pg="tp", ranks="[0, 1, 2, ...]")})
+    t.kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 100, 50,
+             G.comm_args("allreduce", 1024, 1024, "Float", group=None, pg="0", ranks="[0, 2, 4, 6]"))
+    cut, listed = _read(tmp_path, t).collectives()
+    assert (cut.group_size, cut.group_from) == (4, "distributedInfo")  # not 8, not the 3 shown before '...'
+    assert (listed.group_size, listed.group_from) == (4, "process group ranks")
+
+
+def test_c10_dtypes_and_a_reduce_scatter_is_sized_by_its_input(tmp_path):
+    t = G.TraceBuilder(0)
+    for i, dt in enumerate(("Float", "BFloat16", "Half", "Long", "Byte", "Float8_e4m3fn")):
+        t.kernel("ncclDevKernel_ReduceScatter_Sum", 10 + 100 * i, 50,
+                 G.comm_args("_reduce_scatter_base", 4096, 2048, dt))
+    calls = _read(tmp_path, t).collectives()
+    assert [(c.dtype, c.size_bytes) for c in calls] == [("fp32", 16384), ("bf16", 8192), ("fp16", 8192),
+                                                        ("int64", 32768), ("uint8", 4096), ("fp8", 4096)]
+
+
+def test_an_unknown_type_leaves_the_bytes_unknown(tmp_path):
+    t = G.TraceBuilder(0)
+    t.kernel("ncclDevKernel_AllReduce", 10, 50, G.comm_args("allreduce", 4096, 4096, "QuantumFloat"))
+    [c] = _read(tmp_path, t).collectives()
+    assert c.size_bytes is None and any("data type unknown" in n for n in c.notes)
+
+
+def test_step_overlap_and_exposure_come_from_the_intervals(tmp_path):
+    """Rank 0's step: GEMM 0-600, all-reduce 400-700, all-gather 800-900 (us): 200 us
+    overlapped, 200 exposed; idle 1000 - 800 busy = 200 us (window from the first to
+    the last activity the step launched: -?); savings no more than the exposed part."""
+    t = _read(tmp_path, G.tier1_rank(0))
+    rep = P.analyze([t], REF)
+    [s] = rep.steps
+    assert s.communication_s == pytest.approx(400e-6)
+    assert s.overlapped_s == pytest.approx(200e-6) and s.exposed_s == pytest.approx(200e-6)
+    assert s.class_s["compute"] == pytest.approx(600e-6)
+    assert s.busy_s == pytest.approx(800e-6) and s.idle_s == pytest.approx(s.span_s - 800e-6)
+    ar, ag = rep.rows
+    assert ar.exposed_s == pytest.approx(100e-6) and ag.exposed_s == pytest.approx(100e-6)
+    at_nccl, at_bound = rep.savings[0]
+    assert 0 <= at_nccl <= 200e-6 + 1e-12 and 0 <= at_bound <= 200e-6 + 1e-12
+
+
+def test_no_overlap_is_claimed_that_the_intervals_do_not_show(tmp_path):
+    t = _read(tmp_path, G.tier1_rank(0, gemm_beside=False))
+    [s] = P.analyze([t], REF).steps
+    assert s.overlapped_s == 0 and s.exposed_s == pytest.approx(s.communication_s)
+
+
+def test_placements_use_the_profiles_nccl_at_the_calls_collective_group_and_size(tmp_path):
+    from linkroof.roofline.baseline import nccl_baseline
+    from linkroof.roofline.workload import collective
+
+    rep = P.analyze([_read(tmp_path, G.tier1_rank(0))], REF)
+    ar = rep.rows[0]
+    import dataclasses
+
+    want = nccl_baseline(REF, dataclasses.replace(collective("all_reduce", 8 * MiB, 2), params={"dtype": "bf16"}))
+    assert ar.nccl_s == pytest.approx(want.median_s) and ar.nccl_how.endswith(want.how)
+    assert ar.fraction_of_nccl == pytest.approx(want.median_s / 300e-6)
+    assert ar.placement is not None and ar.placement.workload.message_bytes == 8 * MiB
+    assert ar.bound_s and ar.bound_s > 0
+
+
+def test_across_ranks_the_transfer_is_the_shortest_and_the_skew_the_late_arrival(tmp_path):
+    """Rank 1's all-reduce starts 120 us late (ends with rank 0's): rank 0 waited; the
+    transfer is rank 1's 180 us, the skew 120 us, matched by Seq."""
+    r0, r1 = _read(tmp_path, G.tier1_rank(0), "r0.json"), _read(tmp_path, G.tier1_rank(1, 120.0), "r1.json")
+    rep = P.analyze([r0, r1], REF)
+    ar = next(m for m in rep.matched if m.collective == "all_reduce")
+    assert ar.matched_by == "Seq" and ar.ranks == (0, 1)
+    assert ar.skew_s == pytest.approx(120e-6) and ar.transfer_s == pytest.approx(180e-6) and ar.last_rank == 1
+
+
+def test_without_seq_calls_match_by_order_within_their_group(tmp_path):
+    a, b = _read(tmp_path, G.tier2_rank(0), "a.json"), _read(tmp_path, G.tier2_rank(1), "b.json")
+    rep = P.analyze([a, b], REF)
+    assert len(rep.matched) == 2 and {m.matched_by for m in rep.matched} == {"order within the process group"}
+
+
+def test_the_recorded_one_h200_trace(tmp_path):
+    """torch 2.11 on one H200 (benchmarks/record_trace.py, 2026-12-02): three steps of a
+    4096^3 bf16 GEMM, a layer norm and collectives over a one-rank group, which NCCL runs
+    as device copies: each all-gather and reduce-scatter of 64 MiB found through its
+    launching record_param_comms, group 1, not placed (nothing crosses a link); the
+    all-reduces launch nothing. Hand count: 3 steps, 6 collective copies, 3 GEMMs."""
+    t = P.read_trace(DATA / "traces" / "h200x1_torch2.11_rank0.json.gz")
+    rep = P.analyze([t], REF)
+    assert [c.collective for c in t.collectives()] == ["all_gather", "reduce_scatter"] * 3
+    assert all(c.size_bytes == 64 * MiB and c.group_size == 1 and c.dtype == "fp32" for c in t.collectives())
+    assert len(rep.steps) == 3 and all(s.collectives == 2 for s in rep.steps)
+    assert all(r.placement is None and "one-rank" in r.nccl_how for r in rep.rows)
+    assert all(s.class_s["compute"] == pytest.approx(175e-6, rel=0.01) for s in rep.steps)
+
+
+def test_cli_trace_table_json_and_csv(tmp_path):
+    f0, f1 = G.tier1_rank(0).write(tmp_path / "r0.json.gz"), G.tier1_rank(1, 50.0).write(tmp_path / "r1.json")
+    store = str(tmp_path / "s.sqlite")
+    res = CliRunner().invoke(cli, ["--store", store, "trace", f0, f1, "--profile", "reference", "--json",
+                                   "--csv", str(tmp_path / "c.csv")])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert len(doc["collectives"]) == 4 and len(doc["across_ranks"]) == 2 and len(doc["steps"]) == 2
+    assert (tmp_path / "c.csv").read_text().count("\n") == 5
+    assert any(w for w in doc["warnings"]) is False
+    res = CliRunner().invoke(cli, ["--store", store, "runs", "list", "--json"])
+    assert "trace:r0.json.gz +1" in res.stdout
+    res = CliRunner().invoke(cli, ["--store", store, "trace", f0, "--profile", "reference", "--no-save"])
+    assert res.exit_code == 0 and "all_reduce" in res.stdout and "Steps per rank" in res.stdout
+
+
+def test_another_machines_trace_is_said_so(tmp_path):
+    t = G.TraceBuilder(0, device="NVIDIA A100-SXM4-80GB")
+    t.kernel("ncclDevKernel_AllReduce", 10, 50, G.comm_args("allreduce", 4096, 4096))
+    rep = P.analyze([_read(tmp_path, t)], REF)
+    assert any("A100" in w and "another machine" in w for w in rep.warnings)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p: p.write_text(json.dumps({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1,
+                                                         "dur": 2}], "schemaVersion": 1})), "no GPU events"),
+    (lambda p: p.write_text(json.dumps(G.tier1_rank(0).doc())[:-200]), "ends mid-JSON"),
+    (lambda p: p.write_text(json.dumps({"traceEvents": [{"ph": "X", "name": "frame", "ts": 1, "dur": 2,
+                                                         "cat": "blink"}]})), "another tool"),
+    (lambda p: p.write_text(json.dumps([{"ph": "X", "name": "x", "ts": 1}])), "a JSON list"),
+    (lambda p: p.write_text("not json at all"), "not a JSON trace"),
+    (lambda p: p.write_bytes(gzip.compress(b'{"traceEvents": [')), "ends mid-JSON"),
+    (lambda p: p.write_text(json.dumps({"displayTimeUnit": "ms"})), "no traceEvents"),
+    (lambda p: p.write_bytes(gzip.compress(json.dumps(G.tier1_rank(0).doc()).encode())[:-30]), "ends early"),
+])
+def test_bad_files_are_refused_in_one_line(tmp_path, make, message):
+    p = tmp_path / "bad.json"
+    make(p)
+    with pytest.raises(P.TraceError, match=message):
+        P.read_trace(p)
+    res = CliRunner().invoke(cli, ["--store", str(tmp_path / "s.sqlite"), "trace", str(p), "--profile", "reference"])
+    assert res.exit_code != 0 and message.split()[0] in res.output and "Traceback" not in res.output
+
+
+def test_ranks_of_different_jobs_are_refused(tmp_path):
+    a = G.tier1_rank(0).write(tmp_path / "a.json")
+    b = G.tier1_rank(0).write(tmp_path / "b.json")
+    with pytest.raises(P.TraceError, match="different jobs"):
+        P.read_job([a, b])
+    c = G.TraceBuilder(1, world=4, pgs=(("0", 4),))
+    c.kernel("ncclDevKernel_AllReduce", 10, 50, G.comm_args("allreduce", 4096, 4096))
+    with pytest.raises(P.TraceError, match="world sizes differ"):
+        P.read_job([a, c.write(tmp_path / "c.json")])
