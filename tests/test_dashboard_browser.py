@@ -243,3 +243,39 @@ def test_roofline_page_draws_the_decomposition(browser, tmp_path):
         page.close()
     finally:
         stop()
+
+
+def test_trace_page_draws_two_ranks_and_takes_an_upload(browser, tmp_path):
+    """The Trace page in a browser: two ranks' synthetic traces given at start (the
+    timeline per rank and stream, the calls over the profile's NCCL curves, the tables),
+    then the recorded one-H200 trace uploaded through the page, then a cut-off file
+    refused in the page. Screenshots: trace.png, trace-uploaded.png."""
+    import tracegen as G
+    from linkroof.profiler.traces import read_job
+
+    files = [G.tier1_rank(0).write(tmp_path / "r0.json.gz"), G.tier1_rank(1, 60.0).write(tmp_path / "r1.json.gz")]
+    app = A.create_app(str(tmp_path / "s.sqlite"), traces=read_job(files))
+    base, stop = _serve(app)
+    try:
+        page, errors = open_page(browser, base + "/trace")
+        page.wait_for_function("document.querySelectorAll('#trace-view .js-plotly-plot').length >= 2", timeout=20000)
+        n = page.evaluate("Array.from(document.querySelectorAll('#trace-view .js-plotly-plot')).map(g => g.data.length)")
+        assert all(k > 0 for k in n), n
+        assert "Across ranks" in page.inner_text("#trace-view")
+        page.screenshot(path=str(shots_dir(tmp_path) / "trace.png"), full_page=True)
+        recorded = Path(__file__).parent / "data" / "traces" / "h200x1_torch2.11_rank0.json.gz"
+        page.set_input_files("#trace-upload input[type=file]", str(recorded))
+        page.wait_for_function("document.querySelector('#trace-message').innerText.includes('read 1 trace')",
+                               timeout=20000)
+        page.wait_for_function("document.querySelector('#trace-view').innerText.includes('reduce_scatter')",
+                               timeout=20000)
+        page.screenshot(path=str(shots_dir(tmp_path) / "trace-uploaded.png"), full_page=True)
+        cut = tmp_path / "cut.json"
+        cut.write_text('{"traceEvents": [{"ph": "X"')
+        page.set_input_files("#trace-upload input[type=file]", str(cut))
+        page.wait_for_function("document.querySelector('#trace-message').innerText.includes('mid-JSON')",
+                               timeout=20000)
+        assert not errors, errors
+        page.close()
+    finally:
+        stop()

@@ -204,3 +204,40 @@ def test_ranks_of_different_jobs_are_refused(tmp_path):
     c.kernel("ncclDevKernel_AllReduce", 10, 50, G.comm_args("allreduce", 4096, 4096))
     with pytest.raises(P.TraceError, match="world sizes differ"):
         P.read_job([a, c.write(tmp_path / "c.json")])
+
+
+def test_the_trace_page_draws_timeline_curves_and_tables(tmp_path):
+    """The Trace page with two ranks' traces: the timeline (rows per rank and stream,
+    exposed communication marked), the calls over the profile's NCCL curves, the tables;
+    an upload replaces them, and a bad upload is answered in the page."""
+    import base64
+
+    from linkroof.dashboard import app as A
+
+    traces = P.read_job([G.tier1_rank(0).write(tmp_path / "r0.json"), G.tier1_rank(1, 40.0).write(tmp_path / "r1.json")])
+    data = A.Data(str(tmp_path / "s.sqlite"), traces=traces)
+    page = str(A.page_trace(data, None))
+    for text in ("Trace timeline", "exposed communication", "over this machine's NCCL", "trace: all_reduce bf16 x2",
+                 "Across ranks", "rank 1 GPU0 stream 20"):
+        assert text in page, text
+    good = "data:application/json;base64," + base64.b64encode(gzip.compress(
+        json.dumps(G.tier2_rank(0).doc()).encode())).decode()
+    msg, view = A.upload_traces([good], ["mine.json.gz"], None, data)
+    assert "read 1 trace file" in str(msg) and "reduce_scatter" in str(view) and len(data.traces) == 1
+    bad = "data:application/json;base64," + base64.b64encode(b'{"traceEvents": [').decode()
+    msg, _ = A.upload_traces([bad], ["cut.json"], None, data)
+    assert "ends mid-JSON" in str(msg) and len(data.traces) == 1  # the traces shown are kept
+    msg, _ = A.upload_traces(["garbage"], ["x"], None, data)
+    assert "not a readable upload" in str(msg)
+    empty = A.Data(str(tmp_path / "s.sqlite"))
+    assert "No trace yet" in str(A.page_trace(empty, None))
+
+
+def test_the_report_carries_the_trace_page(tmp_path):
+    f = G.tier1_rank(0).write(tmp_path / "r0.json")
+    out = tmp_path / "r.html"
+    res = CliRunner().invoke(cli, ["--store", str(tmp_path / "s.sqlite"), "report", "--profile", "reference",
+                                   "--out", str(out), "--trace", f])
+    assert res.exit_code == 0, res.output
+    html = out.read_text()
+    assert "Trace: timeline" in html and "Trace: collectives" in html and "all_reduce" in html

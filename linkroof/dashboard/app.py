@@ -22,7 +22,7 @@ from . import figures as F
 MAX_UPLOAD_BYTES = 64 * 1024 * 1024
 PAGE_SIZE = 25
 PAGES = [("/", "Overview"), ("/topology", "Topology"), ("/bandwidth", "Bandwidth"), ("/collectives", "Collectives"),
-         ("/roofline", "Roofline"), ("/runs", "Runs")]
+         ("/roofline", "Roofline"), ("/trace", "Trace"), ("/runs", "Runs")]
 
 
 class Id(str, Enum):
@@ -61,6 +61,12 @@ class Id(str, Enum):
     DECOMPOSITION_GRAPH = "decomposition-graph"
     COLL_TABLE = "collectives-table"
     BANNER = "provenance-banner"
+    TRACE_UPLOAD = "trace-upload"
+    TRACE_MSG = "trace-message"
+    TRACE_VIEW = "trace-view"
+    TRACE_TABLE = "trace-table"
+    TRACE_TIMELINE = "trace-timeline"
+    TRACE_COLLECTIVES = "trace-collectives"
 
 
 class Data:
@@ -68,10 +74,12 @@ class Data:
     `here` is this machine's topology (None without a GPU), to say when a profile shown
     is another machine's."""
 
-    def __init__(self, store_path: str | None, profile: Profile | None = None, here: Any = None):
+    def __init__(self, store_path: str | None, profile: Profile | None = None, here: Any = None,
+                 traces: list | None = None):
         self.store_path = store_path
         self.pinned = profile
         self.here = here
+        self.traces = list(traces or [])  # the trace files' readings (profiler.traces.Trace), one per rank
         self.reference = bundled_profile()
         self._cache: dict[str, Profile] = {}
         self._models: dict[str, MachineModel] = {}
@@ -402,6 +410,111 @@ def cost_terms_table(profile: Any) -> Any:
     return html.Div(_table(rows))
 
 
+def trace_view(data: Data, pid: str | None) -> Any:
+    """The traces read (given to `linkroof dashboard --trace`, or uploaded) against the
+    profile chosen: the timeline per rank and stream, the calls over this machine's NCCL
+    curves, the per-collective and per-step tables."""
+    from dash import html
+
+    from ..profiler.traces import analyze
+
+    if not data.traces:
+        return html.P("No trace yet: `linkroof dashboard --trace rank0.json.gz ...`, or drop PyTorch profiler "
+                      "traces (one file per rank) above.")
+    profile = data.get(pid)
+    report = analyze(data.traces, profile)
+    rows = [{k: v for k, v in r.to_dict().items() if k not in ("notes", "start_ns", "kernel")} for r in report.rows]
+    for row, r in zip(rows, report.rows):
+        for key in ("duration_s", "exposed_s", "nccl_s", "bound_s"):
+            if row.get(key) is not None:
+                row[key.replace("_s", "_us")] = round(row.pop(key) * 1e6, 3)
+            else:
+                row.pop(key, None)
+        for key in ("algbw", "busbw"):
+            row[f"{key}_GBps"] = round(row.pop(key) / 1e9, 2) if row.get(key) is not None else None
+        for key in ("fraction_of_nccl", "fraction_of_bound"):
+            if row.get(key) is not None:
+                row[key] = round(row[key], 3)
+        row["notes"] = "; ".join(r.call.notes)
+    steps = [{"rank": s.rank, "step": s.step, "span_us": round(s.span_s * 1e6, 2), "busy_us": round(s.busy_s * 1e6, 2),
+              "idle_us": round(s.idle_s * 1e6, 2),
+              **{f"{k}_us": round(v * 1e6, 2) for k, v in s.class_s.items()},
+              "overlapped_comm_us": round(s.overlapped_s * 1e6, 2), "exposed_comm_us": round(s.exposed_s * 1e6, 2),
+              "saved_at_nccl_us (inferred)": round(a * 1e6, 2), "saved_at_bound_us (inferred)": round(b * 1e6, 2)}
+             for s, (a, b) in zip(report.steps, report.savings)]
+    parts = [html.P(f"{len(data.traces)} rank file(s): " + ", ".join(f"rank {t.rank}" for t in data.traces)),
+             *[html.P(w, style={"color": "#8a6d3b"}) for w in report.warnings],
+             _graph(F.trace_timeline_figure(report), Id.TRACE_TIMELINE.value),
+             _graph(F.trace_collectives_figure(report, profile, data.model(pid)), Id.TRACE_COLLECTIVES.value),
+             html.H4("Collectives (sizes in nccl-tests' convention; NCCL and the bound at the call's own collective, "
+                     "type, group and size)"),
+             _table(rows, Id.TRACE_TABLE.value) if rows else html.P("No collective in the trace."),
+             html.H4("Steps (measured from the intervals; savings inferred)"), _table(steps)]
+    if report.matched:
+        import dataclasses
+
+        parts += [html.H4("Across ranks"), _table([{**dataclasses.asdict(m), "key": str(m.key), "ranks": str(m.ranks)}
+                                                  for m in report.matched])]
+    return html.Div(parts)
+
+
+def page_trace(data: Data, pid: str | None) -> Any:
+    from dash import dcc, html
+
+    return html.Div([
+        dcc.Upload(html.Div(["Drop PyTorch profiler traces here (one file per rank, .json or .json.gz) or ",
+                             html.A("choose files")]), id=Id.TRACE_UPLOAD.value, multiple=True,
+                   style={"border": "1px dashed #888", "padding": "16px", "textAlign": "center"},
+                   max_size=MAX_UPLOAD_BYTES),
+        html.Div(id=Id.TRACE_MSG.value),
+        html.Div(trace_view(data, pid), id=Id.TRACE_VIEW.value)])
+
+
+def upload_traces(contents: Any, filenames: Any, pid: Any, data: Data) -> Any:
+    """Trace files dropped on the Trace page: each under the size limit, read as a trace
+    (never executed, never kept on disk past the reading); all of them replace the traces
+    shown. Returns (message, view)."""
+    import os
+    import tempfile
+
+    from dash import html
+
+    from ..profiler.traces import read_job
+
+    if not contents:
+        return "", trace_view(data, pid)
+    if isinstance(contents, str):
+        contents, filenames = [contents], [filenames]
+    if not isinstance(contents, list) or len(contents) > 64:
+        return html.Div("not a readable upload", style={"color": "red"}), trace_view(data, pid)
+    names = filenames if isinstance(filenames, list) and len(filenames) == len(contents) else [None] * len(contents)
+    with tempfile.TemporaryDirectory(prefix="linkroof-trace-") as tmp:
+        paths = []
+        for i, (c, n) in enumerate(zip(contents, names)):
+            name = n if isinstance(n, str) and 0 < len(n) < 256 else f"upload{i}"
+            if not isinstance(c, str) or len(c) > 2 * MAX_UPLOAD_BYTES or "," not in c:
+                return html.Div(f"{name}: not a readable upload", style={"color": "red"}), trace_view(data, pid)
+            try:
+                raw = base64.b64decode(c.split(",", 1)[1], validate=True)
+            except (ValueError, base64.binascii.Error):
+                return html.Div(f"{name}: not a readable upload", style={"color": "red"}), trace_view(data, pid)
+            if len(raw) > MAX_UPLOAD_BYTES:
+                return html.Div(f"{name}: {len(raw)} bytes is over the {MAX_UPLOAD_BYTES}-byte limit",
+                                style={"color": "red"}), trace_view(data, pid)
+            path = os.path.join(tmp, f"{i}.json")
+            with open(path, "wb") as f:
+                f.write(raw)
+            paths.append(path)
+        try:
+            traces = read_job(paths)
+        except LinkroofError as e:
+            return html.Div(f"refused: {str(e).replace(tmp + '/', '')}", style={"color": "red"}), trace_view(data, pid)
+    for t, n in zip(traces, names):
+        t.path = n if isinstance(n, str) and len(n) < 256 else t.path
+    data.traces = traces
+    return (html.Div(f"read {len(traces)} trace file(s)", style={"color": "green"}), trace_view(data, pid))
+
+
 def page_runs(data: Data, pid: str | None) -> Any:
     from dash import dcc, html
 
@@ -509,7 +622,8 @@ def _refuse_unknown_requests(app: Any) -> None:
 
 
 PAGE_BUILDERS = {"/": page_overview, "/topology": page_topology, "/bandwidth": page_bandwidth,
-                 "/collectives": page_collectives, "/roofline": page_roofline, "/runs": page_runs}
+                 "/collectives": page_collectives, "/roofline": page_roofline, "/trace": page_trace,
+                 "/runs": page_runs}
 
 
 def banner(pid: str | None, data: Data) -> Any:
@@ -535,12 +649,13 @@ def render_page(pathname: Any, pid: Any, data: Data) -> Any:
     return html.Div([top, page]) if top is not None else page
 
 
-def create_app(store_path: str | None = None, profile: Profile | None = None, here: Any = None) -> Any:
+def create_app(store_path: str | None = None, profile: Profile | None = None, here: Any = None,
+               traces: list | None = None) -> Any:
     import dash
     import dash_ag_grid  # noqa: F401 - component libraries must be loaded before the first callback
     from dash import Input, Output, State, dcc, html
 
-    data = Data(store_path, profile, here)
+    data = Data(store_path, profile, here, traces)
     app = dash.Dash(__name__, title="linkroof", suppress_callback_exceptions=True)
     choices = data.choices()
     app.layout = html.Div([
@@ -570,6 +685,10 @@ def create_app(store_path: str | None = None, profile: Profile | None = None, he
                  Input(Id.RUN_B.value, "value"))(page(lambda a, b: runs_diff(a, b, data)))
     app.callback(Output(Id.UPLOAD_MSG.value, "children"), Input(Id.UPLOAD.value, "contents"),
                  State(Id.UPLOAD.value, "filename"))(page(lambda c, f: upload(c, f, data)))
+    app.callback(Output(Id.TRACE_MSG.value, "children"), Output(Id.TRACE_VIEW.value, "children"),
+                 Input(Id.TRACE_UPLOAD.value, "contents"), State(Id.TRACE_UPLOAD.value, "filename"),
+                 State(Id.PROFILE.value, "value"))(guarded(lambda t: (_bad(t), ""))(
+                     lambda c, f, pid: upload_traces(c, f, pid, data)))
     _refuse_unknown_requests(app)
     app.linkroof_data = data  # for tests
     return app

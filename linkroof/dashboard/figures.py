@@ -611,3 +611,72 @@ def timeline_figure(name: str, t: Any) -> go.Figure:
                       xaxis_title="us from the first call's start", barmode="overlay", template="plotly_white",
                       height=max(220, 120 + 40 * len(rows)))
     return fig
+
+
+TRACE_DRAWN = 4000  # activities drawn per trace figure (the first ones by start); the tables hold them all
+
+
+def trace_timeline_figure(report: Any) -> go.Figure:
+    """A trace's GPU timeline: one row per rank, device and stream, each activity a bar
+    coloured by class (a collective's is communication); a collective's exposed part
+    (nothing else beside it on its GPU) is marked above its bar."""
+    from ..roofline.timeline import kernel_class
+
+    fig = go.Figure()
+    t0 = min((a.start_ns for t in report.traces for a in t.activities), default=0)
+    bars: dict[str, list[tuple[str, float, float, str]]] = {}
+    rows: set[str] = set()
+    drawn = 0
+    for t in report.traces:
+        comm = t.comm_ids()
+        for a in sorted(t.activities, key=lambda a: a.start_ns):
+            if drawn >= TRACE_DRAWN:
+                break
+            cls = "communication" if id(a) in comm else kernel_class(a)[0]
+            row = f"rank {t.rank if t.rank is not None else '?'} GPU{a.device} stream {a.stream}"
+            rows.add(row)
+            bars.setdefault(cls, []).append((row, (a.start_ns - t0) / 1e3, a.ns / 1e3, a.name[:80]))
+            drawn += 1
+    for cls in ("compute", "memory", "communication", "copy", "other"):
+        mine = bars.get(cls, [])
+        if mine:
+            fig.add_trace(go.Bar(y=[r for r, _, _, _ in mine], x=[d for _, _, d, _ in mine],
+                                 base=[b for _, b, _, _ in mine], orientation="h", name=cls,
+                                 marker={"color": CLASS_COLORS[cls]}, customdata=[n for *_, n in mine],
+                                 hovertemplate="%{customdata}<br>%{base:.1f} us + %{x:.2f} us<extra>" + cls + "</extra>"))
+    exposed = [r for r in report.rows if r.exposed_s > 0]
+    if exposed:
+        fig.add_trace(go.Scatter(
+            x=[(r.call.start_ns - t0) / 1e3 + r.call.duration_s * 5e5 for r in exposed],
+            y=[f"rank {r.call.rank if r.call.rank is not None else '?'} GPU{r.call.device} stream {r.call.stream}"
+               for r in exposed], mode="markers", name="exposed communication", marker={"symbol": "x", "size": 9,
+                                                                                          "color": "black"},
+            customdata=[f"{r.call.collective or 'unknown'}: {r.exposed_s * 1e6:.1f} us of "
+                        f"{r.call.duration_s * 1e6:.1f} us exposed" for r in exposed],
+            hovertemplate="%{customdata}<extra></extra>"))
+    fig.update_layout(title=f"Trace timeline ({len(report.traces)} rank file(s); exposed communication marked x)",
+                      xaxis_title="us from the trace's first activity", barmode="overlay", template="plotly_white",
+                      height=max(260, 120 + 40 * len(rows)))
+    return fig
+
+
+def trace_collectives_figure(report: Any, profile: Any, model: MachineModel | None = None) -> go.Figure:
+    """The trace's collectives (busbw against nccl-tests' size, one marker per call)
+    over this machine's NCCL busbw-by-size curves: how far each call sits from what the
+    machine does at its size. Calls of unknown size or group are not drawn (the table
+    lists them)."""
+    fig = collectives_figure(profile, model)
+    by: dict[str, list[Any]] = {}
+    for r in report.rows:
+        if r.call.busbw and r.call.size_bytes and r.call.group_size and r.call.group_size > 1:
+            by.setdefault(f"{r.call.collective} {r.call.dtype} x{r.call.group_size}", []).append(r)
+    for name, rows in sorted(by.items()):
+        fig.add_trace(go.Scatter(
+            x=[r.call.size_bytes for r in rows], y=[gbps(r.call.busbw) for r in rows], mode="markers",
+            name=f"trace: {name}", marker={"symbol": "diamond", "size": 10},
+            customdata=[f"rank {r.call.rank}, {r.call.duration_s * 1e6:.1f} us"
+                        + (f", {r.fraction_of_nccl:.0%} of NCCL here" if r.fraction_of_nccl else "") for r in rows],
+            hovertemplate="%{x} B: %{y:.1f} GB/s<br>%{customdata}<extra></extra>"))
+    fig.update_xaxes(title="message size", **size_axis([x for t in fig.data for x in (t.x or ()) if x]))
+    fig.update_layout(title="The trace's collectives over this machine's NCCL (bus bandwidth by size)")
+    return fig

@@ -97,9 +97,43 @@ def _cell(value: Any, unit: str = "") -> str:
     return "unknown" if value is None else escape(f"{value}{unit}")
 
 
-def report_html(profile: Profile, banner: str | None = None) -> str:
+def trace_html(profile: Profile, traces: list, first_plot: bool) -> str:
+    """The Trace page in the report: the traces' timeline, their calls over this
+    machine's NCCL curves, and one row per collective call (every string escaped)."""
+    import plotly.io as pio
+
+    from ..profiler.traces import analyze
+    from ..units import format_rate, format_size, format_time
+
+    report = analyze(traces, profile)
+    model = MachineModel.from_profile(profile)
+    figs = [("Trace: timeline", F.trace_timeline_figure(report)),
+            ("Trace: collectives over this machine's NCCL", F.trace_collectives_figure(report, profile, model))]
+    out = [f"<h2>{escape(t)}</h2>" + pio.to_html(f, include_plotlyjs=first_plot and i == 0, full_html=False)
+           for i, (t, f) in enumerate(figs)]
+
+    def opt(x: Any, fmt: Any) -> str:
+        return "unknown" if x is None else escape(fmt(x))
+
+    rows = "".join(
+        f"<tr><td>{opt(r.call.rank, str)}</td><td>{escape(r.call.collective or 'unknown')}</td>"
+        f"<td>{escape(r.call.dtype or 'unknown')}</td><td>{opt(r.call.size_bytes, format_size)}</td>"
+        f"<td>{opt(r.call.group_size, str)} ({escape(r.call.group_from)})</td>"
+        f"<td>{escape(format_time(r.call.duration_s))}</td><td>{opt(r.call.busbw, format_rate)}</td>"
+        f"<td>{opt(r.nccl_s, format_time) if r.nccl_s else escape(r.nccl_how)}</td>"
+        f"<td>{opt(r.fraction_of_nccl, lambda f: f'{f:.0%}')}</td><td>{escape(format_time(r.exposed_s))}</td>"
+        f"<td>{escape(r.call.source)}</td></tr>" for r in report.rows[:500])
+    out.append("<h3>Trace: collectives</h3><table border=1 cellpadding=4><tr><th>rank</th><th>collective</th>"
+               "<th>type</th><th>size</th><th>group (from)</th><th>time</th><th>busbw</th><th>NCCL here</th>"
+               f"<th>of NCCL</th><th>exposed</th><th>facts from</th></tr>{rows}</table>")
+    out += [f"<p class='warning'>{escape(w)}</p>" for w in report.warnings]
+    return "".join(out)
+
+
+def report_html(profile: Profile, banner: str | None = None, traces: list | None = None) -> str:
     """One self-contained HTML page with every page's figures; `banner` (the profile is
-    not this machine's) tops it."""
+    not this machine's) tops it; `traces` (profiler.traces.Trace, one per rank) add the
+    Trace page."""
     import plotly.io as pio
 
     from ..roofline.cost import machine_terms
@@ -149,6 +183,8 @@ def report_html(profile: Profile, banner: str | None = None) -> str:
             f"({escape(profile.label)}), {len(profile.measurements)} measurements, {escape(profile.created_at)}</p>"
             f"{headline}<h3>Warnings</h3><ul>{warnings}</ul><pre>{escape(topo_matrix(profile.topology))}</pre>"
             f"{placed}{terms_html}")
+    if traces:
+        parts.append(trace_html(profile, traces, first_plot=not parts))
     return ("<!doctype html><html><head><meta charset='utf-8'><title>linkroof report</title></head>"
             "<body style='font-family:sans-serif'>" + head + "".join(parts) + "</body></html>")
 
