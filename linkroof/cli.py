@@ -759,6 +759,65 @@ def compare(ctx: click.Context, kernel: str, inputs: str, reference: str | None,
 
 
 @cli.command()
+@click.argument("reference", metavar="REFERENCE")
+@click.argument("candidates", nargs=-1, required=True, metavar="CANDIDATE...")
+@click.option("--inputs", required=True, metavar="MODULE:FUNCTION|pkb:ROOT", help="Returns the arguments for "
+              "(rank, world_size, trial); pkb:ROOT uses ParallelKernelBench's own create_input_tensor from its "
+              "checkout at ROOT (the problem id from the file name).")
+@click.option("--ranks", type=click.IntRange(1, 64), default=1, show_default=True, help="Ranks (GPUs) per run; "
+              "several run under torchrun, every rank checked, the slowest timed.")
+@click.option("--protocol", type=click.Choice(["linkroof", "pkb"]), default="linkroof", show_default=True,
+              help="pkb: ParallelKernelBench's exact protocol (5 trials, 500 + 100 calls, the mean); linkroof: "
+              "compare's timing and the measured timeline.")
+@click.option("--trials", type=click.IntRange(1, 100), default=5, show_default=True)
+@click.option("--atol", type=click.FloatRange(0, 1e30), default=1e-2, show_default=True, callback=_finite)
+@click.option("--rtol", type=click.FloatRange(0, 1e6), default=1e-2, show_default=True, callback=_finite)
+@click.option("--deadline", type=click.FloatRange(1, 86400), default=300.0, show_default=True,
+              help="Seconds a run may take before its ranks are named and killed.")
+@click.option("--workload", type=click.Path(dir_okay=False), help="What the kernel must do (TOML): places each "
+              "candidate on this machine's roofline and cost bound.")
+@click.option("--profile", "which", metavar="ID|FILE|reference", help=PROFILE_HELP)
+@click.option("--warmup", type=click.IntRange(0), default=500, show_default=True, help="pkb: warm-up calls.")
+@click.option("--iters", type=click.IntRange(1), default=100, show_default=True, help="pkb: timed calls.")
+@click.option("--m", "m", type=click.IntRange(1), default=1024, show_default=True, help="pkb: base shape rows.")
+@click.option("--n", "n", type=click.IntRange(1), default=1024, show_default=True, help="pkb: base shape columns.")
+@click.option("--dtype", default="bfloat16", show_default=True, help="pkb: the inputs' torch dtype.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per candidate (JSON lines), nothing else.")
+@click.pass_context
+def score(ctx: click.Context, reference: str, candidates: tuple[str, ...], inputs: str, ranks: int, protocol: str,
+          trials: int, atol: float, rtol: float, deadline: float, workload: str | None, which: str | None,
+          warmup: int, iters: int, m: int, n: int, dtype: str, as_json: bool) -> None:
+    """Score candidates (files with solution(*x), as ParallelKernelBench lays them out,
+    or MODULE:FUNCTION) against a reference: correct over trials, timed, the speedup,
+    and why a candidate is slow, from what was measured (its timeline, and with
+    --workload its place on this machine's roofline). Each runs in its own process; a
+    candidate that raises, hangs or runs out of memory gets a row saying so."""
+    import json
+
+    from .profiler.score import score as run_score
+    from .roofline.workload import load_toml
+
+    wl = load_toml(workload) if workload else None
+    profile = None
+    if wl is not None:
+        profile, _ = _placement_profile(ctx, which, True, wl)
+
+    def emit(row: dict) -> None:
+        if as_json:
+            _echo_json(json.dumps(row, default=str))
+        else:
+            click.echo(f"{row['candidate']}: " + ("correct" if row.get("correct") else "NOT correct") +
+                       f" - {row['feedback']}")
+
+    rows = run_score(reference, list(candidates), inputs, ranks, protocol, trials, atol, rtol, deadline, wl, profile,
+                     warmup, iters, (m, n), dtype, on_row=emit)
+    if not as_json:
+        from .render import score_table
+
+        _console().print(score_table(rows))
+
+
+@cli.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--profile", "which", metavar="ID|FILE|reference", help=PROFILE_HELP)
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)

@@ -419,8 +419,8 @@ def trace_view(data: Data, pid: str | None) -> Any:
     from ..profiler.traces import analyze
 
     if not data.traces:
-        return html.P("No trace yet: `linkroof dashboard --trace rank0.json.gz ...`, or drop PyTorch profiler "
-                      "traces (one file per rank) above.")
+        return _missing("No trace yet: `linkroof dashboard --trace rank0.json.gz ...`, or drop PyTorch profiler "
+                        "traces (one file per rank) above.")
     profile = data.get(pid)
     report = analyze(data.traces, profile)
     rows = [{k: v for k, v in r.to_dict().items() if k not in ("notes", "start_ns", "kernel")} for r in report.rows]

@@ -1,0 +1,143 @@
+"""linkroof score on the CPU: ParallelKernelBench's protocol arithmetic, the output check,
+and a batch of candidates run through a stand-in child (tests/tools/fake_score_child.py):
+one row per candidate whatever it does, hangs and raises within their deadlines."""
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from linkroof.cli import cli
+from linkroof.profiler import score as S
+
+FAKE = str(Path(__file__).parent / "tools" / "fake_score_child.py")
+L2 = 50 * 1024 * 1024
+
+
+@pytest.mark.parametrize("nbytes, groups", [(0, 1), (3 * L2, 1), (4 * L2, 1), (L2, 4), (2 * L2, 2), (1, 128),
+                                            (3 * L2 // 200, 128), (3 * L2 // 100, 101)])
+def test_input_groups_as_pkb(nbytes, groups):
+    assert S.num_input_groups(nbytes, L2) == groups
+
+
+def test_the_timed_tensor_is_the_first_one_or_the_first_inside_a_list():
+    is_t = lambda a: isinstance(a, np.ndarray)  # noqa: E731
+    a, b = np.zeros(2), np.ones(2)
+    assert S.first_tensor_path((3, a, b), is_t) == (1, None)
+    assert S.first_tensor_path((3, [7, a], b), is_t) == (2, None)
+    assert S.first_tensor_path((3, (7, a)), is_t) == (1, 1)
+    assert S.first_tensor_path((3, 4), is_t) is None
+    got = S.substitute((3, (7, a)), (1, 1), b)
+    assert isinstance(got[1], tuple) and got[1][1] is b and got[0] == 3
+
+
+def test_pkb_metrics_are_the_mean_and_the_sample_spread():
+    m = S.pkb_metrics([1.0, 2.0, 3.0], 6.3, 500, 4, L2, 1024)
+    assert m["wall_time_ms"] == pytest.approx(2.1)  # the total over the calls, not the samples' mean
+    assert m["wall_time_std_ms"] == pytest.approx(((1.1 ** 2 + 0.1 ** 2 + 0.9 ** 2) / 2) ** 0.5)
+    assert (m["min_time_ms"], m["max_time_ms"], m["iterations"], m["warmup_iterations"]) == (1.0, 3.0, 3, 500)
+    assert S.slowest({0: 1.0, 1: 1.5}) == 1.5
+
+
+@pytest.mark.parametrize("got, match, reason", [
+    (np.ones((2, 2)) * 1.005, True, ""), (np.ones((2, 2)) * 1.05, False, "values differ"),
+    (np.ones((4,)), False, "shape"), (np.array([[1.0, np.nan], [1, 1]]), False, "NaN"),
+    ([np.ones((2, 2)), np.ones(1)], False, "structure")])
+def test_outputs_are_checked_as_pkb_does(got, match, reason):
+    r = S.compare_outputs(np.ones((2, 2)), got, 1e-2, 1e-2)
+    assert r["match"] is match and reason in r["reason"]
+    if match:
+        assert r["max_abs_err"] == pytest.approx(0.005) and r["max_rel_err"] == pytest.approx(0.005)
+
+
+def fake(ranks=1):
+    def command(n, port, args):
+        import os
+
+        env = dict(os.environ, FAKE_RANKS=str(ranks))
+        return [sys.executable, FAKE, *args], env
+    return command
+
+
+def test_a_batch_gives_one_row_per_candidate_whatever_it_does(tmp_path):
+    t0 = time.perf_counter()
+    rows = S.score("m:reference", ["m:good", "m:slow", "m:wrong", "m:nan", "m:shape", "m:raises", "m:hangs",
+                                   "m:crash"], "m:inputs", ranks=1, protocol="pkb", trials=3, deadline_s=4.0,
+                   command=fake())
+    by = {r["candidate"]: r for r in rows}
+    assert list(by) == ["good", "slow", "wrong", "nan", "shape", "raises", "hangs", "crash"]
+    assert by["good"]["correct"] and by["good"]["speedup"] == pytest.approx(2.0)
+    assert [t["result"] for t in by["good"]["trials"]] == ["match"] * 3
+    assert by["slow"]["correct"] and by["slow"]["speedup"] == pytest.approx(0.25)
+    assert by["wrong"]["trials"] == [by["wrong"]["trials"][0]] and by["wrong"]["trials"][0]["result"] == "mismatch"
+    assert not by["wrong"]["correct"] and "values differ" in by["wrong"]["feedback"]
+    assert "NaN" in by["nan"]["trials"][0]["reason"] and "shape" in by["shape"]["trials"][0]["reason"]
+    assert by["raises"]["failure"]["kind"] == "exception" and "ValueError" in by["raises"]["feedback"]
+    assert by["hangs"]["failure"]["kind"] == "hang" and by["hangs"]["failure"]["ranks"] == [0]
+    assert by["crash"]["failure"]["kind"] == "crash"
+    assert all(r["protocol"] == "pkb" and "wall_s" in r for r in rows)
+    assert by["good"]["wall_time_ms"] == pytest.approx(0.05) and by["good"]["warmup_iterations"] == 500
+    assert time.perf_counter() - t0 < 30  # the hang cost its deadline, not the batch
+
+
+def test_the_slowest_rank_counts_and_a_hung_rank_is_named(tmp_path):
+    rows = S.score("m:reference", ["m:good", "m:halfhang"], "m:inputs", ranks=2, protocol="pkb", trials=2,
+                   deadline_s=4.0, command=fake(2))
+    good, half = rows
+    assert good["time_s"] == pytest.approx(0.05e-3 * 1.2) and good["speedup"] == pytest.approx(2.0)
+    assert half["failure"]["kind"] == "hang" and half["failure"]["ranks"] == [1]
+
+
+def test_feedback_is_made_of_the_measured_facts():
+    rows = S.score("m:reference", ["m:slow"], "m:inputs", protocol="linkroof", trials=1, command=fake())
+    fb = rows[0]["feedback"]
+    assert "0.25x the reference" in fb and "idle (host / launch) 60%" in fb and "launch-bound (measured)" in fb
+    assert "linkroof protocol" in fb
+
+
+def test_a_failed_reference_fails_every_row():
+    rows = S.score("m:raises", ["m:good"], "m:inputs", trials=1, command=fake())
+    assert rows[0]["failure"]["kind"] == "reference_failed" and not rows[0]["correct"]
+
+
+def test_placement_on_this_machines_roofline():
+    from linkroof.profiler.session import bundled_profile
+    from linkroof.roofline.workload import collective
+
+    wl = collective("all_gather", 1 << 20, 2)
+    row = S.score_row(*[_result(n, t) for n, t in (("reference", 100.0), ("good", 50.0))], "pkb", 1, 1e-2, 1e-2,
+                      wl, bundled_profile(), load=lambda p: np.ones(2))
+    assert 0 < row["fraction_of_roofline"] <= 1 and row["limiter"]
+    assert "NCCL on this machine: all_gather of 1048576 B" in row["feedback"]
+
+
+def _result(name, us):
+    import tempfile
+
+    d = tempfile.mkdtemp()
+    Path(d, "trial_0_rank_0.npz").write_bytes(b"")
+    r = S.RunResult(S.Target.of(f"m:{name}"), d, 0, 1, 0.1)
+    r.perf[0] = {"wall_time_ms": us / 1e3}
+    r.trials_done[0] = 1
+    return r
+
+
+def test_cli_score_json_lines_and_table(monkeypatch):
+    monkeypatch.setattr(S, "child_command", fake())
+    res = CliRunner().invoke(cli, ["score", "m:reference", "m:good", "m:wrong", "--inputs", "m:inputs",
+                                   "--trials", "2", "--protocol", "pkb", "--json"])
+    assert res.exit_code == 0, res.output
+    lines = [json.loads(x) for x in res.stdout.splitlines()]
+    assert [r["candidate"] for r in lines] == ["good", "wrong"] and lines[0]["correct"]
+    res = CliRunner().invoke(cli, ["score", "m:reference", "m:good", "--inputs", "m:inputs", "--trials", "1"])
+    assert res.exit_code == 0 and "Candidates" in res.stdout and "2.00x" in res.stdout
+
+
+def test_pkb_file_targets_and_problem_ids():
+    t = S.Target.of("reference/12_allgather_gemm.py")
+    assert t.spec == "reference/12_allgather_gemm.py:solution" and t.name == "12_allgather_gemm"
+    assert S.pkb_problem_id("reference/12_allgather_gemm.py") == 12 and S.pkb_problem_id("x/mine.py") == 1
