@@ -237,3 +237,14 @@ def test_option_door(tmp_path, size, sizes, pattern):
                                   ["runs", "import", "/dev/null"], ["import", "nccl-tests", "/dev/zero"]])
 def test_odd_ids_and_files(tmp_path, args):
     holds_the_contract(tmp_path, args, store_grows_by=(0,))
+
+
+def test_a_recording_with_a_malformed_bus_id_replays(tmp_path):
+    """Found by the recording door's fuzz: a bus id without a ':' made the replay raise
+    ValueError; now the probe goes on and shows the id as NVML gave it."""
+    rec = json.loads((ROOT / "linkroof" / "data" / "h200x1.probe.json").read_text())
+    rec["nvml"]["pci_bus_id|0"] = {"value": "0"}
+    f = tmp_path / "rec.json"
+    f.write_text(json.dumps(rec))
+    res = holds_the_contract(tmp_path, ["probe", "--replay", str(f), "--json"], store_grows_by=(0,))
+    assert res.exit_code == 0 and '"pci_bus_id": "0"' in res.stdout

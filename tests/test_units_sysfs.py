@@ -79,3 +79,4 @@ def test_pcie_level_unknowns():
     assert sysfs.path_components("/sys/devices/pci0000:00/0000:00:03.0/virtio2") == ("pci0000:00", "0000:00:03.0")
     assert sysfs.path_components("/sys/devices/virtual/net/lo") is None
     assert sysfs.sysfs_bus_id("00000000:00:06.0") == "0000:00:06.0"
+    assert sysfs.sysfs_bus_id("0") is None and sysfs.sysfs_bus_id("00000000:00:06") is None  # a malformed id is not one

@@ -86,7 +86,8 @@ def probe_source(source: Source) -> Topology:
         kernel=fs.read("/proc/sys/kernel/osrelease") or Unknown("no /proc/sys/kernel/osrelease"),
     )
     gpus = [_probe_gpu(n, fs, d, nodes, notes) for d in range(count)]
-    paths = [sysfs.pci_path(fs, sysfs.sysfs_bus_id(g.pci_bus_id)) if known(g.pci_bus_id) else None for g in gpus]
+    ids = [sysfs.sysfs_bus_id(g.pci_bus_id) if known(g.pci_bus_id) else None for g in gpus]
+    paths = [sysfs.pci_path(fs, i) if i else None for i in ids]
     pairs = [_probe_pair(n, gpus, paths, a, b, notes) for a in range(count) for b in range(count) if a != b]
     nics = sysfs.build_nics(fs, sysfs.read_nics(fs), paths, [g.numa_affinity for g in gpus])
     ceilings = _ceilings(gpus, pairs, nics, notes)
@@ -123,7 +124,9 @@ def _probe_gpu(n: q.Nvml, fs: Any, d: int, nodes: list[tuple[int, str]], notes: 
         affinity_cpus = [w * 64 + bit for w, mask in enumerate(affinity_masks) for bit in range(64) if mask >> bit & 1]
         affinity = cpulist(affinity_cpus) if affinity_cpus else Unknown("NVML reports an empty CPU affinity")
 
-    numa: int | Unknown = sysfs.read_device_numa(fs, sysfs.sysfs_bus_id(bus_id)) if known(bus_id) else Unknown("no bus id")
+    sid = sysfs.sysfs_bus_id(bus_id) if known(bus_id) else None
+    numa: int | Unknown = sysfs.read_device_numa(fs, sid) if sid else Unknown(
+        "no bus id" if not known(bus_id) else f"NVML's bus id {str(bus_id)[:40]!r} is not a PCI bus id")
     if not known(numa) and affinity_cpus:
         # As nvidia-smi does: the node(s) whose CPUs the GPU's affinity covers.
         covered = [i for i, cpus in nodes if cpus and set(parse_cpulist(cpus)) <= set(affinity_cpus)]

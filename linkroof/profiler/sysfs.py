@@ -71,10 +71,14 @@ class ReplayFs:
         return value if isinstance(value, str) else None
 
 
-def sysfs_bus_id(nvml_bus_id: str) -> str:
-    """NVML '00000000:00:06.0' -> sysfs '0000:00:06.0'."""
-    domain, rest = nvml_bus_id.lower().split(":", 1)
-    return f"{int(domain, 16):04x}:{rest}"
+_BUS_ID = re.compile(r"^([0-9a-f]{1,8}):([0-9a-f]{2}:[0-9a-f]{2}\.[0-7])$")
+
+
+def sysfs_bus_id(nvml_bus_id: str) -> str | None:
+    """NVML '00000000:00:06.0' -> sysfs '0000:00:06.0'; None for anything not shaped
+    as a PCI bus id (a recording edited by hand, a driver's odd answer)."""
+    m = _BUS_ID.match(str(nvml_bus_id).strip().lower())
+    return f"{int(m.group(1), 16):04x}:{m.group(2)}" if m else None
 
 
 def pci_path(fs: Any, sysfs_id: str) -> tuple[str, ...] | None:
