@@ -204,13 +204,13 @@ def child_command(ranks: int, port: int, args: list[str]) -> tuple[list[str], di
 def run_target(target: Target, inputs: str, ranks: int, protocol: str, out_dir: str, trials: int,
                deadline_s: float = DEADLINE_S, warmup: int = PKB_WARMUP, iters: int = PKB_ITERS,
                shape: tuple[int, int] = (1024, 1024), dtype: str = "bfloat16", command: Any = None,
-               problem_id: int = 1) -> RunResult:
+               problem_id: int = 1, first_trial: int = 0) -> RunResult:
     """Run one target in its own process group with a deadline; read what each rank
     left in `out_dir` (outputs per trial, perf, an error)."""
     os.makedirs(out_dir, exist_ok=True)
     args = ["--fn", target.spec, "--inputs", inputs, "--out", out_dir, "--trials", str(trials), "--protocol",
             protocol, "--warmup", str(warmup), "--iters", str(iters), "--m", str(shape[0]), "--n", str(shape[1]),
-            "--dtype", dtype, "--problem-id", str(problem_id)]
+            "--dtype", dtype, "--problem-id", str(problem_id), "--first-trial", str(first_trial)]
     cmd, env = (command or child_command)(ranks, free_port(), args)
     t0 = time.perf_counter()
     log = open(os.path.join(out_dir, "child.log"), "wb")
@@ -285,13 +285,13 @@ def _tail(path: str, n: int = 600) -> str:
 # ------------------------------------------------------------------ a row per candidate
 
 
-def check_trials(ref: RunResult, cand: RunResult, trials: int, atol: float, rtol: float,
+def check_trials(ref: RunResult, cand: RunResult, trials: int | Sequence[int], atol: float, rtol: float,
                  load: Any = None) -> list[dict]:
     """Per trial, every rank's output against the reference's, stopping at the first
     mismatch (PKB)."""
     load = load or _load_output
     out = []
-    for t in range(trials):
+    for t in (range(trials) if isinstance(trials, int) else trials):
         row: dict[str, Any] = {"trial": t}
         results = []
         for r in range(cand.ranks):
@@ -343,7 +343,7 @@ def feedback(row: dict) -> str:
         bad = next((t for t in row.get("trials", []) if t["result"] != "match"), None)
         parts.append(f"wrong: trial {bad['trial']}: {bad.get('reason') or bad['result']}" if bad else "wrong")
     sp = row.get("speedup")
-    if sp:
+    if sp and row.get("time_s") and row.get("reference_time_s"):
         parts.append(f"{sp:.2f}x the reference ({row['time_s'] * 1e6:.1f} us against "
                      f"{row['reference_time_s'] * 1e6:.1f} us, {row['protocol']} protocol)")
     if row.get("fraction_of_roofline") is not None:
@@ -437,6 +437,15 @@ def score(reference: str, candidates: Sequence[str], inputs: str, ranks: int = 1
     """Score every candidate against the reference; `on_row` gets each row as it is made."""
     rows = []
     pid = pkb_problem_id(reference)  # every target gets the reference's problem's inputs
+    if protocol == "pkb":
+        with tempfile.TemporaryDirectory(prefix="linkroof-score-", dir=work_dir) as tmp:
+            for i, spec in enumerate(candidates):
+                row = _pkb_candidate(reference, spec, i, inputs, ranks, trials, atol, rtol, deadline_s, workload,
+                                     profile, warmup, iters, shape, dtype, command, pid, tmp)
+                rows.append(row)
+                if on_row is not None:
+                    on_row(row)
+        return rows
     with tempfile.TemporaryDirectory(prefix="linkroof-score-", dir=work_dir) as tmp:
         ref = run_target(Target.of(reference), inputs, ranks, protocol, os.path.join(tmp, "reference"), trials,
                          deadline_s, warmup, iters, shape, dtype, command, pid)
@@ -449,3 +458,44 @@ def score(reference: str, candidates: Sequence[str], inputs: str, ranks: int = 1
             if on_row is not None:
                 on_row(row)
     return rows
+
+
+def _pkb_candidate(reference: str, spec: str, i: int, inputs: str, ranks: int, trials: int, atol: float, rtol: float,
+                   deadline_s: float, workload: Any, profile: Any, warmup: int, iters: int, shape: tuple[int, int],
+                   dtype: str, command: Any, pid: int, tmp: str) -> dict:
+    """PKB's eval of one candidate, step for step: per trial a reference job, 0.5 s, a
+    candidate job, each checking and timing that trial's inputs; the trial's speedup is
+    the reference's slowest rank over the candidate's; it stops at the first mismatch
+    or failure. The row's speedup is the mean of the trials' (PKB prints one a trial)."""
+    trial_rows: list[dict] = []
+    last_ref = last_cand = None
+    for t in range(trials):
+        ref = run_target(Target.of(reference), inputs, ranks, "pkb", os.path.join(tmp, f"c{i}_t{t}_reference"), 1,
+                         deadline_s, warmup, iters, shape, dtype, command, pid, t)
+        time.sleep(PKB_COOLDOWN_S)
+        cand = run_target(Target.of(spec), inputs, ranks, "pkb", os.path.join(tmp, f"c{i}_t{t}_candidate"), 1,
+                          deadline_s, warmup, iters, shape, dtype, command, pid, t)
+        last_ref, last_cand = ref, cand
+        if ref.failure or cand.failure:
+            break
+        [check] = check_trials(ref, cand, [t], atol, rtol) or [{"trial": t, "result": "no_artifacts"}]
+        t_ref, t_c = time_of(ref, "pkb"), time_of(cand, "pkb")
+        check.update(reference_wall_time_ms=t_ref * 1e3 if t_ref else None, wall_time_ms=t_c * 1e3 if t_c else None,
+                     speedup=t_ref / t_c if t_ref and t_c else None)
+        trial_rows.append(check)
+        if check["result"] != "match":
+            break
+    assert last_ref is not None and last_cand is not None
+    row = score_row(last_ref, last_cand, "pkb", 1, atol, rtol, workload, profile, load=_no_check)
+    row["trials"] = trial_rows
+    row["correct"] = len(trial_rows) == trials and all(x["result"] == "match" for x in trial_rows) and \
+        not last_cand.failure and not last_ref.failure
+    speedups = [x["speedup"] for x in trial_rows if x.get("speedup")]
+    row["trial_speedups"] = speedups
+    row["speedup"] = sum(speedups) / len(speedups) if speedups else None
+    row["feedback"] = feedback(row)
+    return row
+
+
+def _no_check(_: Any) -> Any:
+    return 0

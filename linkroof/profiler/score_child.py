@@ -26,6 +26,7 @@ def _args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--inputs", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--trials", type=int, default=5)
+    p.add_argument("--first-trial", type=int, default=0)
     p.add_argument("--protocol", choices=("pkb", "linkroof"), default="linkroof")
     p.add_argument("--warmup", type=int, default=500)
     p.add_argument("--iters", type=int, default=100)
@@ -183,15 +184,15 @@ def main(argv: list[str]) -> int:
         fn = resolve(a.fn)
         make = make_inputs_factory(a.inputs, a.problem_id, (a.m, a.n), a.dtype)
         phase = "trials"
-        for t in range(a.trials):
+        for k, t in enumerate(range(a.first_trial, a.first_trial + a.trials)):
             x = make(rank, world, t)
             y = fn(*x)
             torch.cuda.synchronize()
             _save(out, t, rank, y)
-            _write(out, f"rank_{rank}_trials.json", {"done": t + 1})
+            _write(out, f"rank_{rank}_trials.json", {"done": k + 1})
         dist.barrier()
         phase = "timing"
-        x = make(rank, world, 0)
+        x = make(rank, world, a.first_trial)  # timed on the first trial's inputs (PKB: each trial's job times its own)
         t0 = time.perf_counter()
         perf = _pkb_perf(fn, x, a.warmup, a.iters) if a.protocol == "pkb" else \
             _linkroof_perf(a.fn.rsplit(":", 1)[-1], fn, x)

@@ -15,7 +15,7 @@ import numpy as np
 p = argparse.ArgumentParser()
 for a in ("--fn", "--inputs", "--out", "--protocol", "--dtype"):
     p.add_argument(a)
-for a in ("--trials", "--warmup", "--iters", "--m", "--n", "--problem-id"):
+for a in ("--trials", "--warmup", "--iters", "--m", "--n", "--problem-id", "--first-trial"):
     p.add_argument(a, type=int)
 a = p.parse_args()
 out, rank = Path(a.out), int(os.environ.get("RANK", 0))
@@ -32,7 +32,7 @@ if name == "crash":
 for r in range(ranks):
     if name == "halfhang" and r == 1:
         continue
-    for t in range(a.trials):
+    for t in range(a.first_trial, a.first_trial + a.trials):
         y = np.arange(12, dtype=np.float32).reshape(3, 4) + t + r
         if name == "wrong":
             y = y * 1.05
