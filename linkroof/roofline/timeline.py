@@ -264,7 +264,7 @@ def launch_verdict(t: TimelineSummary, host_s_per_call: float, measured_s: float
     k = max(1.0, t.kernels_per_call)
     per_kernel = period / k
     return (f"launch-bound (measured): the GPU was idle {idle / period:.0%} of each call, waiting for the host, "
-            f"which issued {k:g} kernels a call at {per_kernel * 1e6:.1f} us each; fusing the kernels, or "
+            f"which issued {k:g} kernel{'' if k == 1 else 's'} a call at {per_kernel * 1e6:.1f} us each; fusing the kernels, or "
             "capturing the call in a CUDA graph, would take the host out of the loop")
 
 
