@@ -1,0 +1,64 @@
+"""`linkroof dashboard` and `report`: the views."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .common import PROFILE_HELP, UserError, _banner, _load_profile, _probe_here, _warn, _write, cli
+
+
+@cli.command()
+@click.option("--profile", "which", metavar="ID|FILE|reference", help="Profile shown first (default: the store's).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to serve on.")
+@click.option("--port", default=8050, show_default=True, type=click.IntRange(1, 65535))
+@click.option("--debug", is_flag=True, help="Dash debug mode (reloads on code changes).")
+@click.option("--trace", "trace_files", multiple=True, type=click.Path(dir_okay=False),
+              help="A PyTorch profiler trace (one per rank; repeat the option) shown on the Trace page.")
+@click.pass_context
+def dashboard(ctx: click.Context, which: str | None, host: str, port: int, debug: bool,
+              trace_files: tuple[str, ...]) -> None:
+    """Serve the dashboard: overview, topology, bandwidth, collectives, roofline, trace, runs."""
+    from ..dashboard.app import create_app
+    from ..profiler.traces import read_job
+
+    traces = read_job(list(trace_files)) if trace_files else None
+    profile = _load_profile(ctx, which) if which else None
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        _warn(f"Warning: serving on {host}: the dashboard has no login; anyone who can reach this address "
+                    "can read and add profiles.",)
+    app = create_app(ctx.obj.get("store"), profile, here=_probe_here(), traces=traces)
+    click.echo(f"linkroof dashboard on http://{host}:{port}/  (Ctrl-C to stop)", err=True)
+    app.run(host=host, port=port, debug=debug)
+
+
+@cli.command()
+@click.option("--profile", "which", metavar="ID|FILE|reference", help=PROFILE_HELP)
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="The HTML file to write.")
+@click.option("--images", type=click.Path(file_okay=False), help="Also write each figure as SVG here (needs kaleido: pip install 'linkroof[images]').")
+@click.option("--trace", "trace_files", multiple=True, type=click.Path(dir_okay=False),
+              help="A PyTorch profiler trace (one per rank; repeat the option): adds the Trace page.")
+@click.pass_context
+def report(ctx: click.Context, which: str | None, out: str, images: str | None, trace_files: tuple[str, ...]) -> None:
+    """Write one self-contained HTML report with every page's figures (for clusters
+    without a browser session); optionally each figure as an SVG file too."""
+    import re
+
+    from ..dashboard.report import report_figures, report_html
+    from ..dashboard.report import write_figure
+
+    from ..profiler.traces import read_job
+
+    traces = read_job(list(trace_files)) if trace_files else None
+    profile = _load_profile(ctx, which)
+    _write(out, report_html(profile, _banner(profile), traces))
+    click.echo(f"Wrote {out} ({Path(out).stat().st_size / 1e6:.1f} MB) for profile {profile.id}", err=True)
+    if images:
+        try:
+            Path(images).mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise UserError(f"cannot create {images}: {e.strerror or e}") from None
+        for title, fig in report_figures(profile):
+            write_figure(fig, str(Path(images) / (re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-") + ".svg")))
+        click.echo(f"Wrote the figures as SVG to {images}", err=True)
