@@ -65,6 +65,23 @@ def test_every_command_block_runs(tmp_path, monkeypatch, page, code, needs_gpu, 
                 assert want.rstrip() in printed, f"{page}: not in today's output: {want!r}"
 
 
+def test_every_code_block_says_what_it_is():
+    """Every fenced block is `sh` (run by the test above), `text` (output, checked where it
+    follows a command, or a synopsis), `toml` or `python`: nothing goes unchecked unnoticed.
+    The README's two set-up commands stay bare (tests/test_readme.py holds CI to them)."""
+    for page in PAGES:
+        if page.name == "reference.md":
+            continue
+        inside = False
+        lines = page.read_text().splitlines()
+        for n, line in enumerate(lines, 1):
+            if line.startswith("```"):
+                if not inside:
+                    setup = page.name == "README.md" and n < len(lines) and lines[n].startswith("python3 -m venv")
+                    assert setup or line[3:].strip() in ("sh", "text", "toml", "python"), f"{page.name}:{n}: {line!r}"
+                inside = not inside
+
+
 def test_every_relative_link_resolves():
     bad = []
     for page in PAGES:
