@@ -113,6 +113,7 @@ def test_placement_on_this_machines_roofline():
                       wl, bundled_profile(), load=lambda p: np.ones(2))
     assert 0 < row["fraction_of_roofline"] <= 1 and row["limiter"]
     assert "NCCL on this machine: all_gather of 1048576 B" in row["feedback"]
+    assert "the fastest mechanism this profile measured at this size: " in row["feedback"]
 
 
 def _result(name, us):

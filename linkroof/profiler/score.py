@@ -419,12 +419,12 @@ def _placed(workload: Any, t: float, profile: Any, per: dict) -> dict:
         text = (f"NCCL on this machine: {workload.pattern} of {workload.message_bytes} B over {base.ranks} ranks in "
                 f"{base.median_s * 1e6:.1f} us ({base.how})")
         try:
-            a = advise(profile, workload.message_bytes, workload.pattern)
-            best = getattr(a, "best", None)
-            if best is not None:
-                text += f"; fastest mechanism measured at this size: {best}"
-        except Exception:  # noqa: BLE001 - advice is extra; the figure above stands
-            pass
+            best = advise(profile, workload.message_bytes, workload.pattern).fastest
+        except ValueError:
+            best = None
+        if best is not None:
+            text += (f"; the fastest mechanism this profile measured at this size: {best.mechanism} "
+                     f"({best.time_s * 1e6:.1f} us)")
         out["nccl"] = text
     return out
 
