@@ -15,3 +15,11 @@ def cuda_gpus() -> int:
 
 GPU_COUNT = cuda_gpus()
 needs_two = pytest.mark.skipif(GPU_COUNT < 2, reason="needs two GPUs")
+
+
+def torch_cuda_or_skip():
+    """torch with a CUDA device, or the calling test module skipped saying which is missing."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device for torch", allow_module_level=True)
+    return torch

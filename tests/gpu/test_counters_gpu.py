@@ -5,10 +5,10 @@ import os
 
 import pytest
 
+from gpuinfo import torch_cuda_or_skip
+
 pytestmark = pytest.mark.gpu
-torch = pytest.importorskip("torch")
-if not torch.cuda.is_available():
-    pytest.skip("no CUDA device for torch", allow_module_level=True)
+torch = torch_cuda_or_skip()
 
 PROGRAMS = "examples/programs_torch.py"
 

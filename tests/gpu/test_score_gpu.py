@@ -4,10 +4,10 @@ raising one becomes a row; PKB's protocol fields are there."""
 
 import pytest
 
+from gpuinfo import torch_cuda_or_skip
+
 pytestmark = pytest.mark.gpu
-torch = pytest.importorskip("torch")
-if not torch.cuda.is_available():
-    pytest.skip("no CUDA device for torch", allow_module_level=True)
+torch = torch_cuda_or_skip()
 
 EX = "examples/score/"
 
