@@ -142,3 +142,18 @@ def test_pkb_file_targets_and_problem_ids():
     t = S.Target.of("reference/12_allgather_gemm.py")
     assert t.spec == "reference/12_allgather_gemm.py:solution" and t.name == "12_allgather_gemm"
     assert S.pkb_problem_id("reference/12_allgather_gemm.py") == 12 and S.pkb_problem_id("x/mine.py") == 1
+
+
+def test_link_bytes_and_wire_efficiency_from_the_counters():
+    """The child's NVML counters (2 MB a call for 'good') against a workload that moves
+    1 MiB over NVLink: 2 MB counted, the wire efficiency and why, in the row and feedback."""
+    from linkroof.profiler.session import bundled_profile
+    from linkroof.roofline.workload import collective
+
+    wl = collective("all_gather", 2 << 20, 2)
+    rows = S.score("m:reference", ["m:good", "m:slow"], "m:inputs", trials=1, workload=wl,
+                   profile=bundled_profile(), command=fake())
+    good, slow = rows
+    assert good["link_bytes_per_call"] == 2.0e6 and good["wire_efficiency"] == pytest.approx(2.0e6 / (1 << 20))
+    assert "2,000,000 NVLink bytes a call (NVML's counters), wire efficiency 1.91x" in good["feedback"]
+    assert "link_bytes_per_call" not in slow

@@ -358,6 +358,10 @@ def feedback(row: dict) -> str:
     tl = row.get("timeline") or {}
     if tl.get("launch_verdict"):
         parts.append(tl["launch_verdict"])
+    if row.get("link_bytes_per_call") is not None:
+        parts.append(f"{row['link_bytes_per_call']:,.0f} NVLink bytes a call (NVML's counters)"
+                     + (f", wire efficiency {row['wire_efficiency']:.2f}x: {row['wire_note']}"
+                        if row.get("wire_efficiency") else ""))
     if row.get("nccl"):
         parts.append(row["nccl"])
     return "; ".join(parts) or "no facts measured"
@@ -388,6 +392,15 @@ def score_row(ref: RunResult, cand: RunResult, protocol: str, trials: int, atol:
         row.update({k: worst.get(k) for k in ("wall_time_ms", "wall_time_std_ms", "min_time_ms", "max_time_ms",
                                               "iterations", "warmup_iterations", "num_input_groups")})
     per = cand.perf.get(0, {})
+    link = [p.get("link_bytes_per_call") for p in cand.perf.values() if p.get("link_bytes_per_call") is not None]
+    if link:  # NVML's counters around the timed calls: the most any rank's GPU sent a call
+        row["link_bytes_per_call"] = max(link)
+        given = workload.link_bytes.get("nvlink") if workload is not None else None
+        if given:
+            from ..roofline.baseline import wire_efficiency
+
+            ratio, why = wire_efficiency(max(link), given, workload.message_bytes)
+            row["wire_efficiency"], row["wire_note"] = ratio, why
     if per.get("timeline"):
         row["timeline"] = per["timeline"]
         row["decomposition"] = per["timeline"].get("parts", {})

@@ -131,12 +131,26 @@ def _pkb_perf(fn: Any, x: tuple, warmup: int, iters: int) -> dict:
     return pkb_metrics(per, float(events[0].elapsed_time(events[iters])), warmup, groups, l2, nbytes)
 
 
-def _linkroof_perf(name: str, fn: Any, x: tuple) -> dict:
+def _counters(local: int) -> Any:
+    """NVML's NVLink / PCIe byte counters of this rank's GPU (compare's), or None."""
+    try:
+        from .counters import NvmlCounters
+        from .probe import probe
+
+        topo = probe()
+        gpu = next(g for g in topo.gpus if g.index == local % max(1, len(topo.gpus)))
+        return NvmlCounters([gpu.index], {gpu.index: len(gpu.nvlinks)})
+    except Exception:  # noqa: BLE001 - no counters: the row says the link bytes are unknown
+        return None
+
+
+def _linkroof_perf(name: str, fn: Any, x: tuple, local: int = 0) -> dict:
     from .compare import CudaTimer, run_callable
 
-    r = run_callable(name, fn, lambda: x, CudaTimer("torch"), None, reps=50, warmup=10)
+    r = run_callable(name, fn, lambda: x, CudaTimer("torch"), _counters(local), reps=50, warmup=10)
     return {"median_ms": r.median_s * 1e3, "times_ms": [t * 1e3 for t in r.times_s],
-            "host_ms_per_call": r.host_s_per_call * 1e3, "how": "linkroof: ungated median of batches (compare's)"}
+            "host_ms_per_call": r.host_s_per_call * 1e3, "how": "linkroof: ungated median of batches (compare's)",
+            "link_bytes_per_call": r.link_bytes()}
 
 
 def _timeline(fn: Any, x: tuple, measured_s: float, host_s: float) -> dict | None:
@@ -195,7 +209,7 @@ def main(argv: list[str]) -> int:
         x = make(rank, world, a.first_trial)  # timed on the first trial's inputs (PKB: each trial's job times its own)
         t0 = time.perf_counter()
         perf = _pkb_perf(fn, x, a.warmup, a.iters) if a.protocol == "pkb" else \
-            _linkroof_perf(a.fn.rsplit(":", 1)[-1], fn, x)
+            _linkroof_perf(a.fn.rsplit(":", 1)[-1], fn, x, local)
         perf["protocol"] = a.protocol
         measured = (perf.get("wall_time_ms") or perf.get("median_ms")) / 1e3
         host = perf.get("host_ms_per_call", measured * 1e3) / 1e3

@@ -47,7 +47,7 @@ for r in range(ranks):
             "wall_time_std_ms": 0.0, "min_time_ms": ms, "max_time_ms": ms, "num_input_groups": 4.0,
             "timeline": {"parts": {"idle (host / launch)": ms * 0.6e-3, "compute kernels": ms * 0.4e-3},
                          "launch_verdict": "launch-bound (measured): the GPU was idle 60% of each call"}
-            if name == "slow" else None}
+            if name == "slow" else None, "link_bytes_per_call": 2.0e6 if name == "good" else None}
     (out / f"rank_{r}_perf.json").write_text(json.dumps(perf))
 if name == "halfhang":
     time.sleep(60)
