@@ -416,9 +416,10 @@ def counted_bytes(c: dict[str, float]) -> str:
 
 
 def counted_flops(c: dict[str, float]) -> str:
-    """A kernel's FLOPs per data type as ncu counted them."""
-    parts = [f"{k.split(':', 1)[1]} {v:.3g}" for k, v in sorted(c.items()) if k.startswith("flops:") and v > 0]
-    return ", ".join(parts) or ("0" if c else "")
+    """A kernel's FLOPs per data type as ncu counted them ('' where nothing was counted)."""
+    from .roofline.timeline import flops_text
+
+    return flops_text(c) if c else ""
 
 
 def kernels_table(t: Any) -> Group:

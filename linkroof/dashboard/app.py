@@ -14,6 +14,7 @@ from ..profiler.session import bundled_profile, resolve_profile
 from ..roofline.fits import profile_fits
 from ..roofline.model import MachineModel
 from ..roofline.summaries import collective_rows, compare_profiles, headline_rows, show, topo_matrix, warnings_of
+from ..roofline.timeline import flops_text, short_name
 from ..schema import Profile, known
 from ..store import Store
 from ..units import gbps
@@ -193,13 +194,15 @@ def _graph(fig: Any, gid: str | None = None) -> Any:
 
 
 def _table(rows: list[dict], tid: str | None = None, page_size: int = 15) -> Any:
-    """A sortable, filterable grid (dash-ag-grid) of plain rows."""
+    """A sortable, filterable grid (dash-ag-grid) of plain rows, each cell shown as given
+    (no type inferred from the first row: a column of numbers with an empty cell would
+    read "Invalid Number" there)."""
     import dash_ag_grid as dag
 
     cols = [{"field": k, "headerName": k.replace("_", " ")} for k in (rows[0].keys() if rows else [])]
     kwargs = {"id": tid} if tid else {}
     return dag.AgGrid(rowData=rows, columnDefs=cols, columnSize="autoSize",
-                      defaultColDef={"sortable": True, "filter": True, "resizable": True},
+                      defaultColDef={"sortable": True, "filter": True, "resizable": True, "cellDataType": False},
                       dashGridOptions={"pagination": len(rows) > page_size, "paginationPageSize": page_size,
                                        "domLayout": "autoHeight", "suppressFieldDotNotation": True},
                       style={"width": "100%"}, **kwargs)
@@ -387,13 +390,13 @@ def page_roofline(data: Data, pid: str | None) -> Any:
 def _kernel_row(k: Any) -> dict:
     """One kernel name of a call's timeline: what the timeline measured, and what ncu
     counted where compare --counters ran (DRAM bytes, FLOPs per data type)."""
-    row = {"kernel": k.name[:120], "class": k.kernel_class, "launches / call": k.launches_per_call,
-           "µs / call": round(k.time_per_call_s * 1e6, 3), "class from": k.class_basis}
+    row = {"kernel": short_name(k.name), "class": k.kernel_class, "launches / call": k.launches_per_call,
+           "µs / call": round(k.time_per_call_s * 1e6, 3)}
     if k.counters:
         c = k.counters
         row["DRAM MB / call (ncu)"] = round((c.get("dram_read_bytes", 0.0) + c.get("dram_write_bytes", 0.0)) / 1e6, 3)
-        row["FLOPs / call (ncu)"] = ", ".join(f"{key.split(':', 1)[1]} {v:.3g}" for key, v in sorted(c.items())
-                                              if key.startswith("flops:") and v > 0) or "0"
+        row["FLOPs / call (ncu)"] = flops_text(c)
+    row.update({"class from": k.class_basis, "name as recorded": k.name[:300]})
     return row
 
 
@@ -470,6 +473,20 @@ def page_trace(data: Data, pid: str | None) -> Any:
         html.Div(trace_view(data, pid), id=Id.TRACE_VIEW.value)])
 
 
+def _decoded(contents: Any, name: str) -> bytes:
+    """An upload's bytes (a data URL from dcc.Upload) under the size limit, or BadInput
+    naming the file."""
+    if not isinstance(contents, str) or len(contents) > 2 * MAX_UPLOAD_BYTES or "," not in contents:
+        raise BadInput(f"{name}: not a readable upload")
+    try:
+        raw = base64.b64decode(contents.split(",", 1)[1], validate=True)
+    except (ValueError, base64.binascii.Error):
+        raise BadInput(f"{name}: not a readable upload") from None
+    if len(raw) > MAX_UPLOAD_BYTES:
+        raise BadInput(f"{name}: {len(raw)} bytes is over the {MAX_UPLOAD_BYTES}-byte limit")
+    return raw
+
+
 def upload_traces(contents: Any, filenames: Any, pid: Any, data: Data) -> Any:
     """Trace files dropped on the Trace page: each under the size limit, read as a trace
     (never executed, never kept on disk past the reading); all of them replace the traces
@@ -492,15 +509,10 @@ def upload_traces(contents: Any, filenames: Any, pid: Any, data: Data) -> Any:
         paths = []
         for i, (c, n) in enumerate(zip(contents, names)):
             name = n if isinstance(n, str) and 0 < len(n) < 256 else f"upload{i}"
-            if not isinstance(c, str) or len(c) > 2 * MAX_UPLOAD_BYTES or "," not in c:
-                return html.Div(f"{name}: not a readable upload", style={"color": "red"}), trace_view(data, pid)
             try:
-                raw = base64.b64decode(c.split(",", 1)[1], validate=True)
-            except (ValueError, base64.binascii.Error):
-                return html.Div(f"{name}: not a readable upload", style={"color": "red"}), trace_view(data, pid)
-            if len(raw) > MAX_UPLOAD_BYTES:
-                return html.Div(f"{name}: {len(raw)} bytes is over the {MAX_UPLOAD_BYTES}-byte limit",
-                                style={"color": "red"}), trace_view(data, pid)
+                raw = _decoded(c, name)
+            except BadInput as e:
+                return html.Div(str(e), style={"color": "red"}), trace_view(data, pid)
             path = os.path.join(tmp, f"{i}.json")
             with open(path, "wb") as f:
                 f.write(raw)
@@ -579,18 +591,11 @@ def upload(contents: str | None, filename: str | None, data: Data) -> Any:
 
     if not contents:
         return ""
-    name = filename if isinstance(filename, str) and len(filename) < 256 else "upload"
-    if not isinstance(contents, str) or len(contents) > 2 * MAX_UPLOAD_BYTES:
-        return html.Div(f"{name}: not a readable upload", className="upload-error", style={"color": "red"})
-    filename = name
+    filename = filename if isinstance(filename, str) and len(filename) < 256 else "upload"
     try:
-        _, b64 = contents.split(",", 1)
-        raw = base64.b64decode(b64, validate=True)
-    except (ValueError, base64.binascii.Error):
-        return html.Div(f"{filename}: not a readable upload", className="upload-error", style={"color": "red"})
-    if len(raw) > MAX_UPLOAD_BYTES:
-        return html.Div(f"{filename}: {len(raw)} bytes is over the {MAX_UPLOAD_BYTES}-byte limit",
-                        className="upload-error", style={"color": "red"})
+        raw = _decoded(contents, filename)
+    except BadInput as e:
+        return html.Div(str(e), className="upload-error", style={"color": "red"})
     try:
         profile = loads(raw, Profile)
     except LinkroofError as e:

@@ -240,13 +240,18 @@ def _time_batches(framework: str, call: Callable[[], Any], calls: int, min_batch
             call()
         ev.stop()
         ev.wait()
-        per = ev.seconds() / batch
-        out.append(per)
-        if len(out) == 1 and min_batch_s > 0 and per * batch < min_batch_s:
-            batch = min(MAX_BATCH, max(batch, int(-(-min_batch_s // max(per, 1e-9)))))
-            out = []  # the first batch only sized the rest; a full-size one replaces it
-            min_batch_s = 0.0
+        out.append(ev.seconds() / batch)
+        if len(out) == 1 and (longer := _lengthened(batch, out[0], min_batch_s, MAX_BATCH)):
+            batch, out, min_batch_s = longer, [], 0.0  # the first batch only sized the rest
     return out
+
+
+def _lengthened(batch: int, per_call_s: float, min_batch_s: float, most: int) -> int | None:
+    """The batch size that lasts `min_batch_s` at `per_call_s` a call (at most `most`),
+    or None where `batch` already lasts that long or cannot grow."""
+    if min_batch_s <= 0 or per_call_s * batch >= min_batch_s or batch >= most:
+        return None
+    return min(most, max(batch, int(-(-min_batch_s // max(per_call_s, 1e-9)))))
 
 
 def _time_gated_batches(device: int, s: Any, call: Callable[[], Any], calls: int, ops_per_call: int,
@@ -275,12 +280,9 @@ def _time_gated_batches(device: int, s: Any, call: Callable[[], Any], calls: int
             if flag.timed_out:
                 raise GateTimeout("the spin gate timed out before the calls were all queued; figures discarded "
                                   "(the code waits on the host, or the host was too slow)")
-            per = cupy.cuda.get_elapsed_time(a, b) / 1e3 / batch
-            out.append(per)
-            if len(out) == 1 and min_batch_s > 0 and per * batch < min_batch_s and batch < per_gate:
-                batch = min(per_gate, max(batch, int(-(-min_batch_s // max(per, 1e-9)))))
-                out = []
-                min_batch_s = 0.0
+            out.append(cupy.cuda.get_elapsed_time(a, b) / 1e3 / batch)
+            if len(out) == 1 and (longer := _lengthened(batch, out[0], min_batch_s, per_gate)):
+                batch, out, min_batch_s = longer, [], 0.0
     return out
 
 

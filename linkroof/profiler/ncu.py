@@ -25,7 +25,6 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 
-from ..roofline.timeline import short_name  # noqa: F401 - kernels are named by it here too
 
 # What linkroof reads, and ncu's metric for it. NVLink: the user data of the link's
 # transmit and receive sides (the protocol's overhead is in nvltx__bytes, not here).

@@ -368,7 +368,7 @@ def feedback(row: dict) -> str:
 
 
 def score_row(ref: RunResult, cand: RunResult, protocol: str, trials: int, atol: float, rtol: float,
-              workload: Any = None, profile: Any = None, load: Any = None) -> dict:
+              workload: Any = None, profile: Any = None, load: Any = None, checked: list[dict] | None = None) -> dict:
     """One candidate's result: PKB's fields (names kept), correctness per trial, the time
     and speedup, and where a workload and a profile are given its placement; then the
     feedback made of those facts."""
@@ -377,11 +377,14 @@ def score_row(ref: RunResult, cand: RunResult, protocol: str, trials: int, atol:
     if ref.failure:
         row["failure"] = {"kind": "reference_failed", "message": f"the reference failed: {ref.failure['message']}",
                           "ranks": ref.failure.get("ranks", [])}
-        row.update(correct=False, trials=[], feedback=feedback(row))
+        row.update(correct=False, trials=checked or [], feedback=feedback(row))
         return row
     if cand.failure:
         row["failure"] = cand.failure
-    row["trials"] = check_trials(ref, cand, trials, atol, rtol, load) if not cand.failure or cand.trials_done else []
+    if checked is not None:  # the trials were checked already, one job each (PKB's protocol)
+        row["trials"] = checked
+    else:
+        row["trials"] = check_trials(ref, cand, trials, atol, rtol, load) if not cand.failure or cand.trials_done else []
     row["correct"] = bool(row["trials"]) and len(row["trials"]) == trials and \
         all(t["result"] == "match" for t in row["trials"]) and not cand.failure
     t_ref, t = time_of(ref, protocol), time_of(cand, protocol)
@@ -499,16 +502,10 @@ def _pkb_candidate(reference: str, spec: str, i: int, inputs: str, ranks: int, t
         if check["result"] != "match":
             break
     assert last_ref is not None and last_cand is not None
-    row = score_row(last_ref, last_cand, "pkb", 1, atol, rtol, workload, profile, load=_no_check)
-    row["trials"] = trial_rows
-    row["correct"] = len(trial_rows) == trials and all(x["result"] == "match" for x in trial_rows) and \
-        not last_cand.failure and not last_ref.failure
+    row = score_row(last_ref, last_cand, "pkb", trials, atol, rtol, workload, profile, checked=trial_rows)
     speedups = [x["speedup"] for x in trial_rows if x.get("speedup")]
     row["trial_speedups"] = speedups
     row["speedup"] = sum(speedups) / len(speedups) if speedups else None
     row["feedback"] = feedback(row)
     return row
 
-
-def _no_check(_: Any) -> Any:
-    return 0

@@ -163,14 +163,13 @@ def _timeline(fn: Any, x: tuple, measured_s: float, host_s: float) -> dict | Non
         return {"note": why}
     import torch
 
-    from ..roofline.timeline import launch_verdict, measured_parts, summarize
+    from ..roofline.timeline import launch_verdict, summarize, timed_parts
 
     acts, starts, host = rec.record(20, lambda i: fn(*x), torch.cuda.synchronize)
     t = summarize(acts, starts, host, "cupti")
-    parts = {k: v for k, v, _ in measured_parts(t)}
-    if "idle (host / launch)" in parts:
-        parts["idle (host / launch)"] = max(0.0, measured_s - t.busy_s)
-    return {"note": why, "kernels_per_call": t.kernels_per_call, "busy_s": t.busy_s,
+    timed, scaled = timed_parts(t, measured_s)  # compare's decomposition of the same facts
+    parts = {k: v for k, v, _ in timed}
+    return {"note": why + (f"; {scaled}" if scaled else ""), "kernels_per_call": t.kernels_per_call, "busy_s": t.busy_s,
             "exposed_communication_s": t.exposed_communication_s, "parts": parts,
             "kernels": [{"name": k.name[:200], "class": k.kernel_class, "launches_per_call": k.launches_per_call,
                          "time_per_call_s": k.time_per_call_s} for k in t.kernels[:20]],

@@ -44,8 +44,8 @@ class Trace:
     ops: list[CommOp]
     steps: list[tuple[str, int, int]]  # (name, start ns, end ns) on the GPU where the trace has them
     groups: dict[str, int]  # process group name -> size
-    torch_version: str = ""
     notes: list[str] = field(default_factory=list)
+    _found: list | None = field(default=None, init=False, repr=False)  # (activity, call), found once
 
     def collectives(self) -> list[CollectiveCall]:
         """Each collective's GPU activity, with its facts from the best tier the trace
@@ -58,7 +58,7 @@ class Trace:
         return {id(a) for a, _ in self._scan()}
 
     def _scan(self) -> list[tuple[Activity, CollectiveCall]]:
-        if getattr(self, "_found", None) is None:
+        if self._found is None:
             found = []
             for a, args in zip(self.activities, self.kernel_args):
                 launch = self.launches.get(a.correlation)

@@ -299,31 +299,15 @@ def with_cost(placement: Placement, profile: Profile, model: MachineModel | None
 
 def with_timeline(placement: Placement, timeline: Any) -> Placement:
     """The placement with its measured time decomposed from the call's own timeline
-    (roofline.timeline.measured_parts: idle, exposed communication, each class of work),
-    replacing the model's inferred parts. The timeline was recorded in a pass of its own:
-    where the timed median is longer than the recorded period, the difference is its own
-    part; where shorter (recording slows the calls), the parts are scaled to it and the
-    note says by how much. The model's bound and terms stay."""
-    from .timeline import measured_parts
+    (roofline.timeline.timed_parts: idle, exposed communication, each class of work),
+    replacing the model's inferred parts; where the recorded kernels outlast the timed
+    median the note says by how much. The model's bound and terms stay."""
+    from .timeline import timed_parts
 
-    parts = measured_parts(timeline)
+    parts, scaled = timed_parts(timeline, placement.measured_time_s)
     if not parts:
         return dataclasses.replace(placement, timeline=timeline)
-    measured = placement.measured_time_s
-    notes = list(placement.cost_notes)
-    # the GPU's busy time is the recorded kernels' own (recording does not slow them); what
-    # recording slows is the host, so the idle part is the timed median less that busy time
-    busy = [(k, v, how) for k, v, how in parts if not k.startswith("idle")]
-    busy_s = sum(v for _, v, _ in busy)
-    if measured >= busy_s:
-        idle = measured - busy_s
-        parts = [("idle (host / launch)", idle, "the timed median less the GPU's busy time of the recorded calls "
-                  f"(recorded idle: {format_time(timeline.idle_s)} a call, recording costs host time)")] + busy
-    else:
-        scale = measured / busy_s
-        parts = [(k, v * scale, how) for k, v, how in busy]
-        notes.append(f"the recorded kernels took {busy_s / measured - 1:.1%} longer per call than the timed calls: "
-                     "the measured parts are scaled to the timed median")
+    notes = list(placement.cost_notes) + ([scaled] if scaled else [])
     notes = [n for n in notes if not n.startswith("faster than the cost model's terms")]  # the model's own parts
     notes.append("decomposition measured from the call's GPU timeline (CUPTI); the cost model's bound and terms "
                  "beside it are modelled")

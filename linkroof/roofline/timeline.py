@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ..schema import KernelGroup, TimelineSummary
+from ..units import format_time
 
 # What a kernel's name says it does, where no counter says so: the class and how it
 # was known. Communication first (NCCL's kernels, whatever else they do).
@@ -245,6 +246,32 @@ def measured_parts(t: TimelineSummary) -> list[tuple[str, float, str]]:
                                                          if k.kernel_class == cls) else "by the record's kind")
         parts.append((f"{cls} kernels", share, f"{len(named)} kernel name(s), class {basis}; measured time"))
     return parts
+
+
+def timed_parts(t: TimelineSummary, measured_s: float) -> tuple[list[tuple[str, float, str]], str | None]:
+    """The measured parts (measured_parts) of a timed median `measured_s`, the timeline
+    having been recorded in a pass of its own: the GPU's busy time is the recorded
+    kernels' own (recording does not slow them; it slows the host), so the idle part is
+    the timed median less that busy time; where the busy time exceeds the median, the
+    parts are scaled to it, and the note says by how much."""
+    parts = measured_parts(t)
+    busy = [(k, v, how) for k, v, how in parts if not k.startswith("idle")]
+    busy_s = sum(v for _, v, _ in busy)
+    if not parts or measured_s <= 0:
+        return parts, None
+    if measured_s >= busy_s:
+        return [("idle (host / launch)", measured_s - busy_s, "the timed median less the GPU's busy time of the "
+                 f"recorded calls (recorded idle: {format_time(t.idle_s)} a call, recording costs host time)")] + busy, None
+    scale = measured_s / busy_s
+    return [(k, v * scale, how) for k, v, how in busy], (
+        f"the recorded kernels took {busy_s / measured_s - 1:.1%} longer per call than the timed calls: "
+        "the measured parts are scaled to the timed median")
+
+
+def flops_text(counters: dict[str, float]) -> str:
+    """A kernel's counted FLOPs per data type ('bf16 2.15e+09, fp32 1e+06'), or '0'."""
+    return ", ".join(f"{k.split(':', 1)[1]} {v:.3g}" for k, v in sorted(counters.items())
+                     if k.startswith("flops:") and v > 0) or "0"
 
 
 LAUNCH_BOUND = 0.5  # idle over this share of the call: the host, not the GPU, sets the pace

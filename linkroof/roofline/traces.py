@@ -342,7 +342,7 @@ def exposed_s(call: CollectiveCall, activities: Sequence[Activity], comm_ids: se
 @dataclass(frozen=True)
 class MatchedCall:
     """One collective call across the ranks of one job: matched by (process group, Seq)
-    where the trace has Seq, else by order within the process group."""
+    where the trace has Seq, else by order within the process group (`matched_by`)."""
 
     key: tuple
     collective: str | None
@@ -361,15 +361,15 @@ def match_across_ranks(calls: Sequence[CollectiveCall]) -> list[MatchedCall]:
     if len(by_rank) < 2:
         return []
     keyed: dict[tuple, list[CollectiveCall]] = {}
-    for rank, cs in by_rank.items():
+    for cs in by_rank.values():
         order: dict[str, int] = {}
         for c in cs:
             if c.seq is not None:
-                key, how = ("seq", c.process_group, c.seq), "Seq"
+                key = ("seq", c.process_group, c.seq)
             else:
                 i = order.get(c.process_group, 0)
                 order[c.process_group] = i + 1
-                key, how = ("order", c.process_group, i), "order within the process group"
+                key = ("order", c.process_group, i)
             keyed.setdefault(key, []).append(c)
     out = []
     for key, cs in keyed.items():
