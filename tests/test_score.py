@@ -97,6 +97,8 @@ def test_feedback_is_made_of_the_measured_facts():
     fb = rows[0]["feedback"]
     assert "0.25x the reference" in fb and "idle (host / launch) 60%" in fb and "launch-bound (measured)" in fb
     assert "linkroof protocol" in fb
+    # the longest kernel by the timeline's time, its identifier, class, launches and share of the call
+    assert "its longest kernel: elementwise_kernel (memory) (2 launches), 120.0 us a call, 30% of the call" in fb
 
 
 def test_a_failed_reference_fails_every_row():

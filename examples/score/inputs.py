@@ -1,10 +1,13 @@
 """Inputs for the scoring examples, as `linkroof score --inputs` calls them: (rank,
 world_size, trial) -> the arguments, different for each trial and rank (seeded), in the
-style of ParallelKernelBench's create_input_tensor. Sizes: M = N = 1024, K = 512, bf16."""
+style of ParallelKernelBench's create_input_tensor. Sizes: M = N = 1024, K = 512, bf16
+(PKB's default, where one rank's call is the host's launch); the _large ones M = N =
+16384 (the all-gather + GEMM) and 8192 x 8192 (the all-reduce), where the GPU sets the
+time."""
 
 import torch
 
-M, N, K = 1024, 1024, 512
+K = 512
 
 
 def _gen(rank, trial, salt):
@@ -13,14 +16,29 @@ def _gen(rank, trial, salt):
     return g
 
 
-def allgather_gemm_inputs(rank, world_size, trial):
+def _allgather_gemm(m, n, rank, world_size, trial):
     g = _gen(rank, trial, 12)
-    k_local = K // world_size
-    a_local = torch.randn((M, k_local), generator=g, device="cuda").to(torch.bfloat16)
+    a_local = torch.randn((m, K // world_size), generator=g, device="cuda").to(torch.bfloat16)
     g_shared = _gen(0, trial, 120)  # B is the same on every rank
-    b = torch.randn((K, N), generator=g_shared, device="cuda").to(torch.bfloat16)
+    b = torch.randn((K, n), generator=g_shared, device="cuda").to(torch.bfloat16)
     return a_local, b
 
 
+def _allreduce(m, n, rank, trial):
+    return (torch.randn((m, n), generator=_gen(rank, trial, 1), device="cuda").to(torch.bfloat16),)
+
+
+def allgather_gemm_inputs(rank, world_size, trial):
+    return _allgather_gemm(1024, 1024, rank, world_size, trial)
+
+
+def allgather_gemm_inputs_large(rank, world_size, trial):
+    return _allgather_gemm(16384, 16384, rank, world_size, trial)
+
+
 def allreduce_inputs(rank, world_size, trial):
-    return (torch.randn((M, N), generator=_gen(rank, trial, 1), device="cuda").to(torch.bfloat16),)
+    return _allreduce(1024, 1024, rank, trial)
+
+
+def allreduce_inputs_large(rank, world_size, trial):
+    return _allreduce(8192, 8192, rank, trial)

@@ -358,6 +358,9 @@ def feedback(row: dict) -> str:
     tl = row.get("timeline") or {}
     if tl.get("launch_verdict"):
         parts.append(tl["launch_verdict"])
+    top_kernel = _top_kernel(tl, row.get("time_s"))
+    if top_kernel:
+        parts.append(top_kernel)
     if row.get("link_bytes_per_call") is not None:
         parts.append(f"{row['link_bytes_per_call']:,.0f} NVLink bytes a call (NVML's counters)"
                      + (f", wire efficiency {row['wire_efficiency']:.2f}x: {row['wire_note']}"
@@ -365,6 +368,21 @@ def feedback(row: dict) -> str:
     if row.get("nccl"):
         parts.append(row["nccl"])
     return "; ".join(parts) or "no facts measured"
+
+
+def _top_kernel(tl: dict, time_s: float | None) -> str | None:
+    """The kernel that took the most GPU time a call, from the timeline, with its share of
+    the timed call; None where the timeline lists none."""
+    ks = [k for k in tl.get("kernels") or [] if k.get("time_per_call_s")]
+    if not ks:
+        return None
+    from ..roofline.timeline import short_name
+
+    k = max(ks, key=lambda k: k["time_per_call_s"])
+    share = f", {k['time_per_call_s'] / time_s:.0%} of the call" if time_s else ""
+    many = f" ({k['launches_per_call']:g} launches)" if k.get("launches_per_call", 1) != 1 else ""
+    return (f"its longest kernel: {short_name(k['name'])} ({k.get('class') or 'unclassified'}){many}, "
+            f"{k['time_per_call_s'] * 1e6:.1f} us a call{share} (measured timeline)")
 
 
 def score_row(ref: RunResult, cand: RunResult, protocol: str, trials: int, atol: float, rtol: float,

@@ -46,7 +46,11 @@ for r in range(ranks):
     perf = {"wall_time_ms": ms, "median_ms": ms, "iterations": a.iters, "warmup_iterations": a.warmup,
             "wall_time_std_ms": 0.0, "min_time_ms": ms, "max_time_ms": ms, "num_input_groups": 4.0,
             "timeline": {"parts": {"idle (host / launch)": ms * 0.6e-3, "compute kernels": ms * 0.4e-3},
-                         "launch_verdict": "launch-bound (measured): the GPU was idle 60% of each call"}
+                         "launch_verdict": "launch-bound (measured): the GPU was idle 60% of each call",
+                         "kernels": [{"name": "_ZN2at6native18elementwise_kernelIiEEvv", "class": "memory",
+                                      "launches_per_call": 2, "time_per_call_s": ms * 0.3e-3},
+                                     {"name": "sm90_xmma_gemm_bf16", "class": "compute",
+                                      "launches_per_call": 1, "time_per_call_s": ms * 0.1e-3}]}
             if name == "slow" else None, "link_bytes_per_call": 2.0e6 if name == "good" else None}
     (out / f"rank_{r}_perf.json").write_text(json.dumps(perf))
 if name == "halfhang":
