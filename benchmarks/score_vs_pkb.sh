@@ -8,11 +8,14 @@
 # all-reduce: fast, slow), and the GPU tests.
 #   bash benchmarks/score_vs_pkb.sh                                   # PKB's default size, 3 trials
 #   M=16384 N=16384 TRIALS=5 PARTS=pkb bash benchmarks/score_vs_pkb.sh  # where the GPU sets the time
+#   CANDS=fast M=16384 ... : one candidate of the pair (both harnesses), where a lease is short
 #   SIZE=_large PARTS="batch tests" bash benchmarks/score_vs_pkb.sh     # the batches at the large inputs,
 #                                     placed on a profile measured first (bench --suite quick)
 source "$(dirname "$0")/prologue.sh"
 M=${M:-1024}; N=${N:-1024}; TRIALS=${TRIALS:-3}; PARTS=${PARTS:-"pkb batch tests"}; SIZE=${SIZE:-}
-log="$out/score_vs_pkb${SIZE}_${PARTS// /_}.log"
+CANDS=${CANDS:-"slow fast"}  # the pair's candidates to run this time (PKB's harness and linkroof's, each)
+tag="${SIZE}_${PARTS// /_}_${CANDS// /_}"
+log="$out/score_vs_pkb$tag.log"
 d=/tmp/score; rm -rf $d; mkdir -p $d/slow $d/fast
 $py -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/cupti .whl/cupti-13.0.1/*.whl
 export PYTHONPATH=/tmp/cupti:$PYTHONPATH TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NCCL_NVLS_ENABLE=0
@@ -23,7 +26,7 @@ rows() {  # one line per row of a JSON-lines file: the facts, then whether the f
 import json, sys
 for l in open(sys.argv[1]):
     r = json.loads(l)
-    print(r["candidate"], "correct" if r["correct"] else "NOT correct", r.get("speedup"), round(r["wall_s"], 1),
+    print("/".join(r["spec"].split(":")[0].split("/")[-2:]), "correct" if r["correct"] else "NOT correct", r.get("speedup"), round(r["wall_s"], 1),
           [round(x, 4) for x in r.get("trial_speedups") or []],
           [(t.get("reference_wall_time_ms"), t.get("wall_time_ms")) for t in r["trials"]][:5], r.get("failure"))
     d = r.get("decomposition") or {}
@@ -41,15 +44,15 @@ PY
 }
 {
   if [[ " $PARTS " == *" pkb "* ]]; then
-    for c in slow fast; do
+    for c in $CANDS; do
       echo "== PKB's harness, $c, M=$M N=$N trials $TRIALS"; t=$(date +%s%N)
       (cd .pkb && timeout 280 $py run_local.py --nproc-per-node 1 --mode eval --problem 12 --solution cuda \
         --solutions-dir $d/$c --measure-perf --trials $TRIALS --m $M --n $N) > $d/pkb_$c.txt 2>&1
       echo "rc=$? wall $(ms $t) ms"; grep -E "trial [0-9]+:" $d/pkb_$c.txt | cut -c1-200
     done
     echo "== linkroof score --protocol pkb, same pair"; t=$(date +%s%N)
-    timeout 280 $py -m linkroof score .pkb/reference/12_allgather_gemm.py $d/slow/12_allgather_gemm_cuda.py \
-      $d/fast/12_allgather_gemm_cuda.py --inputs pkb:$PWD/.pkb --protocol pkb --trials $TRIALS --m $M --n $N \
+    cand=(); for c in $CANDS; do cand+=($d/$c/12_allgather_gemm_cuda.py); done
+    timeout 280 $py -m linkroof score .pkb/reference/12_allgather_gemm.py "${cand[@]}" --inputs pkb:$PWD/.pkb --protocol pkb --trials $TRIALS --m $M --n $N \
       --json > $d/linkroof_pkb.jsonl 2> $d/linkroof_pkb.err
     echo "rc=$? wall $(ms $t) ms"; tail -3 $d/linkroof_pkb.err; rows $d/linkroof_pkb.jsonl
   fi
@@ -80,5 +83,5 @@ PY
     timeout 240 $py -m pytest -q -p no:cacheprovider tests/gpu 2>&1 | tail -4
   fi
 } > "$log" 2>&1
-tar czf "$out/score${SIZE}_${PARTS// /_}.tgz" -C /tmp score
+tar czf "$out/score$tag.tgz" -C /tmp score
 cat "$log"

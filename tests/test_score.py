@@ -54,6 +54,30 @@ def test_outputs_are_checked_as_pkb_does(got, match, reason):
         assert r["max_abs_err"] == pytest.approx(0.005) and r["max_rel_err"] == pytest.approx(0.005)
 
 
+def test_the_tolerance_scales_with_the_output_as_torch_allclose_does(monkeypatch):
+    """PKB calls torch.allclose(ref.float(), out.float()): |ref - out| <= atol + rtol * |out|.
+    ref 1.0, out 1.0201 with atol 0.01, rtol 0.01: 0.0201 <= 0.01 + 0.010201 holds, and
+    would not against the reference's magnitude (0.02); checked in chunks of 3 elements
+    so the last chunk is short."""
+    monkeypatch.setattr(S, "CLOSE_CHUNK", 3)
+    ref = np.ones(7, dtype=np.float32)
+    out = ref.copy()
+    out[6] = 1.0201
+    assert S.compare_outputs(ref, out, 1e-2, 1e-2)["match"]
+    assert not S.compare_outputs(out, ref, 1e-2, 1e-2)["match"]  # the other way round it is not close
+    out[6] = 1.0203
+    r = S.compare_outputs(ref, out, 1e-2, 1e-2)
+    assert not r["match"] and "(1 of 7 elements)" in r["reason"] and r["max_abs_err"] == pytest.approx(0.0203, 1e-4)
+
+
+def test_nan_is_never_close_and_equal_infinities_are():
+    inf = np.array([np.inf, -np.inf, 1.0])
+    assert S.compare_outputs(inf, inf.copy(), 1e-2, 1e-2)["match"]
+    both = np.array([np.nan, 1.0])
+    r = S.compare_outputs(both, both.copy(), 1e-2, 1e-2)  # torch.allclose's equal_nan=False
+    assert not r["match"] and "NaN in the reference and the output" in r["reason"]
+
+
 def fake(ranks=1):
     def command(n, port, args):
         import os

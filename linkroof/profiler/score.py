@@ -129,19 +129,49 @@ def compare_outputs(ref: Any, got: Any, atol: float, rtol: float) -> dict[str, A
             if not np.array_equal(x, y):
                 return {"match": False, "reason": f"{k}: not equal", "max_abs_err": None, "max_rel_err": None}
             continue
-        xf, yf = x.astype(np.float64), y.astype(np.float64)
-        if np.isnan(yf).any() and not np.isnan(xf).any():
-            return {"match": False, "reason": f"{k}: NaN in the output ({int(np.isnan(yf).sum())} elements)",
+        c = _close(x.reshape(-1), y.reshape(-1), atol, rtol)
+        worst_abs, worst_rel = max(worst_abs, c["abs"]), max(worst_rel, c["rel"])
+        if c["nan_out"] and not c["nan_ref"]:
+            return {"match": False, "reason": f"{k}: NaN in the output ({c['nan_out']} elements)",
                     "max_abs_err": None, "max_rel_err": None}
-        if xf.size:
-            diff = np.abs(xf - yf)
-            diff = np.where(np.isnan(xf) & np.isnan(yf), 0.0, diff)
-            worst_abs = max(worst_abs, float(np.nanmax(diff)))
-            worst_rel = max(worst_rel, float(np.nanmax(diff / np.maximum(np.abs(xf), 1e-30))))
-        if not np.allclose(yf, xf, atol=atol, rtol=rtol, equal_nan=True):
-            return {"match": False, "reason": f"{k}: values differ beyond atol {atol}, rtol {rtol}",
+        if c["far"]:
+            why = "NaN in the reference and the output" if c["nan_ref"] and not c["far_finite"] else \
+                f"values differ beyond atol {atol}, rtol {rtol}"
+            return {"match": False, "reason": f"{k}: {why} ({c['far']} of {x.size} elements)",
                     "max_abs_err": worst_abs, "max_rel_err": worst_rel}
     return {"match": True, "reason": "", "max_abs_err": worst_abs, "max_rel_err": worst_rel}
+
+
+CLOSE_CHUNK = 1 << 22  # elements compared at a time: memory stays a few chunks, whatever the output
+
+
+def _close(x: Any, y: Any, atol: float, rtol: float) -> dict[str, Any]:
+    """PKB's torch.allclose(ref.float(), out.float(), atol, rtol) on flat arrays, chunk by
+    chunk in float32: |ref - out| <= atol + rtol * |out| (the tolerance scales with the
+    second argument, the output, as torch's does), equal values (infinities too) close,
+    NaN never close (torch's equal_nan=False). Counts the elements not close, those not
+    close that are finite, the NaNs on each side, and the worst absolute and relative
+    (to the reference) error over the finite elements."""
+    import numpy as np
+
+    far = far_finite = nan_ref = nan_out = 0
+    worst_abs = worst_rel = 0.0
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        for s in range(0, x.size, CLOSE_CHUNK):
+            a, b = x[s:s + CLOSE_CHUNK].astype(np.float32), y[s:s + CLOSE_CHUNK].astype(np.float32)
+            d = np.abs(a - b)
+            ok = (a == b) | (d <= atol + rtol * np.abs(b))
+            na, nb = np.isnan(a), np.isnan(b)
+            nan_ref, nan_out = nan_ref + int(na.sum()), nan_out + int(nb.sum())
+            bad = ~ok
+            far += int(bad.sum())
+            far_finite += int((bad & ~na & ~nb).sum())
+            fin = np.isfinite(d)
+            if fin.any():
+                worst_abs = max(worst_abs, float(d[fin].max()))
+                worst_rel = max(worst_rel, float((d[fin] / np.maximum(np.abs(a[fin]), 1e-30)).max()))
+    return {"far": far, "far_finite": far_finite, "nan_ref": nan_ref, "nan_out": nan_out,
+            "abs": worst_abs, "rel": worst_rel}
 
 
 # ------------------------------------------------------------------ candidates
