@@ -52,6 +52,25 @@ def test_an_idle_gap_is_never_attributed_to_memory():
     assert sum(parts.values()) == pytest.approx(t.span_s)
 
 
+def test_a_timed_call_longer_than_its_recorded_kernels_is_not_called_idle():
+    """Guards: one GEMM a call recorded back to back at 420 us with 1 us idle, the timed
+    call 490 us (its inputs cycled out of L2): 1 us idle, 69 us unattributed, never 70 us
+    'idle (host / launch)', and no launch verdict; a host-bound call (40 us of kernels,
+    40 us idle recorded, 70 us timed) keeps its 30 us as idle."""
+    gemm = T.summarize([kernel("sm90_xmma_gemm", 0, 420), kernel("sm90_xmma_gemm", 421, 841)], [0, 420.5])
+    parts, scaled = T.timed_parts(gemm, 490e-6)
+    d = {k: v for k, v, _ in parts}
+    assert scaled is None and d["idle (host / launch)"] == pytest.approx(gemm.idle_s)
+    assert gemm.idle_s == pytest.approx(0.5e-6) and d[T.UNATTRIBUTED] == pytest.approx(69.5e-6)
+    assert sum(d.values()) == pytest.approx(490e-6)
+    assert T.launch_verdict(gemm, 5e-6, 490e-6) is None
+    host = T.summarize([kernel("copy_kernel", 0, 40), kernel("copy_kernel", 100, 140), kernel("copy_kernel", 200, 240)],
+                       [0, 100, 200])
+    assert host.idle_s == pytest.approx(40e-6)
+    d = {k: v for k, v, _ in T.timed_parts(host, 70e-6)[0]}
+    assert d == pytest.approx({"idle (host / launch)": 30e-6, "memory kernels": 40e-6})
+
+
 def test_no_overlap_is_claimed_that_the_intervals_do_not_show():
     """Guards: communication run after the compute (not beside it) is exposed, all of
     it; only the part that shares time with compute is overlapped."""

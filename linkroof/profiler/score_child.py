@@ -98,8 +98,9 @@ def _save(out: Path, trial: int, rank: int, y: Any) -> None:
     np.savez(out / f"trial_{trial}_rank_{rank}.npz", **{f"out_{i}": a for i, a in enumerate(leaves)})
 
 
-def _pkb_perf(fn: Any, x: tuple, warmup: int, iters: int) -> dict:
-    """ParallelKernelBench's measure_solution_performance, step by step."""
+def _pkb_perf(fn: Any, x: tuple, warmup: int, iters: int) -> tuple[dict, list]:
+    """ParallelKernelBench's measure_solution_performance, step by step; with the
+    input groups it cycled."""
     import torch
 
     from .score import PKB_DEFAULT_L2, first_tensor_path, num_input_groups, pkb_metrics, substitute
@@ -128,7 +129,8 @@ def _pkb_perf(fn: Any, x: tuple, warmup: int, iters: int) -> dict:
         events[k + 1].record()
     torch.cuda.synchronize()
     per = [float(events[k].elapsed_time(events[k + 1])) for k in range(iters)]
-    return pkb_metrics(per, float(events[0].elapsed_time(events[iters])), warmup, groups, l2, nbytes)
+    perf = pkb_metrics(per, float(events[0].elapsed_time(events[iters])), warmup, groups, l2, nbytes)
+    return perf, run
 
 
 def _counters(local: int) -> Any:
@@ -153,8 +155,9 @@ def _linkroof_perf(name: str, fn: Any, x: tuple, local: int = 0) -> dict:
             "link_bytes_per_call": r.link_bytes()}
 
 
-def _timeline(fn: Any, x: tuple, measured_s: float, host_s: float) -> dict | None:
-    """The CUPTI timeline of 20 more calls, apart from the timed ones: the decomposition."""
+def _timeline(fn: Any, runs: list, measured_s: float, host_s: float) -> dict | None:
+    """The CUPTI timeline of 20 more calls, apart from the timed ones, on the inputs as
+    the timed loop cycled them (PKB's input groups; compare's one set): the decomposition."""
     from .compare import CuptiRecorder
 
     rec = CuptiRecorder()
@@ -165,7 +168,7 @@ def _timeline(fn: Any, x: tuple, measured_s: float, host_s: float) -> dict | Non
 
     from ..roofline.timeline import launch_verdict, summarize, timed_parts
 
-    acts, starts, host = rec.record(20, lambda i: fn(*x), torch.cuda.synchronize)
+    acts, starts, host = rec.record(20, lambda i: fn(*runs[i % len(runs)]), torch.cuda.synchronize)
     t = summarize(acts, starts, host, "cupti")
     timed, scaled = timed_parts(t, measured_s)  # compare's decomposition of the same facts
     parts = {k: v for k, v, _ in timed}
@@ -207,8 +210,10 @@ def main(argv: list[str]) -> int:
         phase = "timing"
         x = make(rank, world, a.first_trial)  # timed on the first trial's inputs (PKB: each trial's job times its own)
         t0 = time.perf_counter()
-        perf = _pkb_perf(fn, x, a.warmup, a.iters) if a.protocol == "pkb" else \
-            _linkroof_perf(a.fn.rsplit(":", 1)[-1], fn, x, local)
+        if a.protocol == "pkb":
+            perf, runs = _pkb_perf(fn, x, a.warmup, a.iters)
+        else:
+            perf, runs = _linkroof_perf(a.fn.rsplit(":", 1)[-1], fn, x, local), [x]
         perf["protocol"] = a.protocol
         measured = (perf.get("wall_time_ms") or perf.get("median_ms")) / 1e3
         host = perf.get("host_ms_per_call", measured * 1e3) / 1e3
@@ -216,7 +221,7 @@ def main(argv: list[str]) -> int:
         dist.barrier()
         phase = "timeline"
         try:
-            perf["timeline"] = _timeline(fn, x, measured, host)
+            perf["timeline"] = _timeline(fn, runs, measured, host)
         except Exception as e:  # noqa: BLE001 - the timeline explains; the time stands without it
             perf["timeline"] = {"note": f"no CUPTI timeline ({type(e).__name__}: {str(e)[:200]})"}
         _write(out, f"rank_{rank}_perf.json", perf)

@@ -248,6 +248,9 @@ def measured_parts(t: TimelineSummary) -> list[tuple[str, float, str]]:
     return parts
 
 
+UNATTRIBUTED = "timed beyond the recorded calls (unattributed)"
+
+
 def timed_parts(t: TimelineSummary, measured_s: float) -> tuple[list[tuple[str, float, str]], str | None]:
     """The measured parts (measured_parts) of a timed median `measured_s`, the timeline
     having been recorded in a pass of its own: the GPU's busy time is the recorded
@@ -260,8 +263,15 @@ def timed_parts(t: TimelineSummary, measured_s: float) -> tuple[list[tuple[str, 
     if not parts or measured_s <= 0:
         return parts, None
     if measured_s >= busy_s:
-        return [("idle (host / launch)", measured_s - busy_s, "the timed median less the GPU's busy time of the "
-                 f"recorded calls (recorded idle: {format_time(t.idle_s)} a call, recording costs host time)")] + busy, None
+        gap = measured_s - busy_s
+        idle = min(gap, t.idle_s)  # no more idle than was recorded: recording only adds host time
+        out = [("idle (host / launch)", idle, "the timed median less the GPU's busy time of the recorded calls, "
+                f"at most the recorded idle ({format_time(t.idle_s)} a call; recording costs host time)")]
+        if gap > idle:
+            out.append((UNATTRIBUTED, gap - idle, "the timed median exceeds the recorded calls' busy and idle time: "
+                        "the timed kernels ran slower than the recorded ones (inputs cycled out of L2, other "
+                        "clocks) or the host paused; not attributed"))
+        return out + busy, None
     scale = measured_s / busy_s
     return [(k, v * scale, how) for k, v, how in busy], (
         f"the recorded kernels took {busy_s / measured_s - 1:.1%} longer per call than the timed calls: "
@@ -285,7 +295,7 @@ def launch_verdict(t: TimelineSummary, host_s_per_call: float, measured_s: float
     period = measured_s if measured_s else t.span_s
     if not period or not t.busy_s and not t.kernels_per_call:
         return None
-    idle = max(0.0, period - t.busy_s)
+    idle = min(max(0.0, period - t.busy_s), t.idle_s)  # what the timed call has beyond the kernels, if recorded idle
     if idle <= LAUNCH_BOUND * period:
         return None
     k = max(1.0, t.kernels_per_call)
