@@ -10,7 +10,7 @@
 #   M=16384 N=16384 TRIALS=5 PARTS=pkb bash benchmarks/score_vs_pkb.sh  # where the GPU sets the time
 #   CANDS=fast M=16384 ... : one candidate of the pair (both harnesses), where a lease is short
 #   SIZE=_large PARTS="batch tests" bash benchmarks/score_vs_pkb.sh     # the batches at the large inputs,
-#                                     placed on a profile measured first (bench --suite quick)
+#                                     placed on a profile measured first (bench --only local,compute,launch,sync)
 source "$(dirname "$0")/prologue.sh"
 M=${M:-1024}; N=${N:-1024}; TRIALS=${TRIALS:-3}; PARTS=${PARTS:-"pkb batch tests"}; SIZE=${SIZE:-}
 CANDS=${CANDS:-"slow fast"}  # the pair's candidates to run this time (PKB's harness and linkroof's, each)
@@ -59,8 +59,9 @@ PY
   if [[ " $PARTS " == *" batch "* ]]; then
     place=()
     if [[ -n "$SIZE" ]]; then
-      echo "== this machine's profile: bench --suite quick"; t=$(date +%s%N)
-      timeout 120 $py -m linkroof --store $st bench --suite quick > $d/bench.txt 2>&1; echo "rc=$? wall $(ms $t) ms"
+      echo "== this machine's profile: HBM, GEMM peaks per data type, launch and sync"; t=$(date +%s%N)
+      timeout 150 $py -m linkroof --store $st bench --only local,compute,launch,sync > $d/bench.txt 2>&1
+      echo "rc=$? wall $(ms $t) ms"
     fi
     echo "== linkroof score, the all-gather + GEMM batch (linkroof protocol), inputs allgather_gemm_inputs$SIZE"
     [[ -n "$SIZE" ]] && place=(--workload examples/score/allgather_gemm$SIZE.toml)

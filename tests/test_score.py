@@ -142,6 +142,24 @@ def test_placement_on_this_machines_roofline():
     assert "the fastest mechanism this profile measured at this size: " in row["feedback"]
 
 
+def test_a_candidate_faster_than_the_bound_is_flagged_and_one_without_kernels_said():
+    """The all-reduce shortcut of examples/score (one rank: the tensor returned as it is)
+    ran 2.9 us on one H200 against a workload of 256 MiB through HBM: the row carries the
+    placement's verdict and its empty timeline is said, never read as 2146 % of the roofline
+    without a word."""
+    from linkroof.profiler.session import bundled_profile
+    from linkroof.schema import Workload
+
+    wl = Workload(name="all-reduce 8192 x 8192 bf16, one rank", hbm_bytes=1 << 28)
+    ref, fast = _result("reference", 65.6), _result("good", 2.9)
+    fast.perf[0]["timeline"] = {"kernels_per_call": 0, "parts": {}, "kernels": []}
+    row = S.score_row(ref, fast, "pkb", 1, 1e-2, 1e-2, wl, bundled_profile(), load=lambda p: np.ones(2))
+    assert row["fraction_of_roofline"] > 10
+    assert any(v.startswith("faster than its cost-model bound") for v in row["placement_verdicts"])
+    assert "faster than its cost-model bound" in row["feedback"]
+    assert "no GPU kernel ran in the call (measured timeline)" in row["feedback"]
+
+
 def _result(name, us):
     import tempfile
 

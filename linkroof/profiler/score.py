@@ -380,6 +380,7 @@ def feedback(row: dict) -> str:
         parts.append(f"{row['fraction_of_roofline']:.0%} of what this machine allows ({row.get('limiter')}-bound)"
                      + (f", {row['fraction_of_cost_bound']:.0%} of the cost-model bound"
                         if row.get("fraction_of_cost_bound") else ""))
+    parts += row.get("placement_verdicts") or []
     d = row.get("decomposition") or {}
     total = sum(v for v in d.values() if v > 0)
     if total > 0:
@@ -388,6 +389,8 @@ def feedback(row: dict) -> str:
     tl = row.get("timeline") or {}
     if tl.get("launch_verdict"):
         parts.append(tl["launch_verdict"])
+    if tl.get("kernels_per_call") == 0:
+        parts.append("no GPU kernel ran in the call (measured timeline): it returned without work on the GPU")
     top_kernel = _top_kernel(tl, row.get("time_s"))
     if top_kernel:
         parts.append(top_kernel)
@@ -479,6 +482,8 @@ def _placed(workload: Any, t: float, profile: Any, per: dict) -> dict:
     out.update(fraction_of_roofline=p.fraction_of_roofline, limiter=p.limiter, bound_time_s=p.bound_time_s,
                cost_bound_s=p.cost_bound_s or None,
                fraction_of_cost_bound=p.fraction_of_cost_bound if p.cost_bound_s else None)
+    if p.verdicts:  # the placement's flags as every view shows them (a time below its bound, first)
+        out["placement_verdicts"] = list(p.verdicts)
     if base is not None and workload.pattern:
         text = (f"NCCL on this machine: {workload.pattern} of {workload.message_bytes} B over {base.ranks} ranks in "
                 f"{base.median_s * 1e6:.1f} us ({base.how})")
