@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from ..schema import Profile
 from ..units import format_size
-from .model import MachineModel, link_class
+from .model import MachineModel
 
 
 @dataclass

@@ -17,7 +17,6 @@ beside it, named as such.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +24,7 @@ import dataclasses
 
 from ..schema import Measurement, Placement, Profile, Workload
 from ..units import format_rate, format_time
-from .model import MachineModel, link_class
+from .model import MachineModel
 
 # launch paths: (name, mechanism, pattern) of the measured figure, and what it is
 LAUNCH_PATHS: dict[str, tuple[str, str, str, str]] = {
