@@ -116,6 +116,14 @@ def test_the_slowest_rank_counts_and_a_hung_rank_is_named(tmp_path):
     assert half["failure"]["kind"] == "hang" and half["failure"]["ranks"] == [1]
 
 
+def test_unknown_link_bytes_say_why_and_several_ranks_say_it_in_the_feedback():
+    one = S.score("m:reference", ["m:slow"], "m:inputs", protocol="linkroof", trials=1, command=fake())[0]
+    assert one["link_bytes_note"] == "NVLink bytes unknown: NVML lists no active NVLink on GPU 0"
+    assert "NVLink bytes unknown" not in one["feedback"]  # one rank: nothing had to cross a link
+    two = S.score("m:reference", ["m:slow"], "m:inputs", ranks=2, protocol="linkroof", trials=1, command=fake(2))[0]
+    assert "NVLink bytes unknown: NVML lists no active NVLink on GPU 0" in two["feedback"]
+
+
 def test_feedback_is_made_of_the_measured_facts():
     rows = S.score("m:reference", ["m:slow"], "m:inputs", protocol="linkroof", trials=1, command=fake())
     fb = rows[0]["feedback"]
@@ -201,3 +209,16 @@ def test_link_bytes_and_wire_efficiency_from_the_counters():
     assert good["link_bytes_per_call"] == 2.0e6 and good["wire_efficiency"] == pytest.approx(2.0e6 / (1 << 20))
     assert "2,000,000 NVLink bytes a call (NVML's counters), wire efficiency 1.91x" in good["feedback"]
     assert "link_bytes_per_call" not in slow
+
+
+@pytest.mark.parametrize("recording, why", [("h200x2", ""), ("h200x1", "NVML lists no active NVLink on GPU 0")])
+def test_the_child_says_why_link_bytes_will_be_unknown(monkeypatch, recording, why):
+    """score_child._counters on a recorded machine: an H200 of the 2 x H200 box has
+    NVLinks to count; the one-GPU lease's H200 (as recorded) lists none, and says so."""
+    from linkroof.profiler import counters, probe, score_child
+
+    topo = probe.probe(replay=recording)
+    monkeypatch.setattr(probe, "probe", lambda: topo)
+    monkeypatch.setattr(counters, "NvmlCounters", lambda gpus, links: ("counters", gpus, links))
+    got, note = score_child._counters(0)
+    assert got == ("counters", [0], {0: len(topo.gpus[0].nvlinks)}) and note == why

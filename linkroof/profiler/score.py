@@ -398,6 +398,8 @@ def feedback(row: dict) -> str:
         parts.append(f"{row['link_bytes_per_call']:,.0f} NVLink bytes a call (NVML's counters)"
                      + (f", wire efficiency {row['wire_efficiency']:.2f}x: {row['wire_note']}"
                         if row.get("wire_efficiency") else ""))
+    elif row.get("link_bytes_note") and row.get("ranks", 1) > 1:  # several ranks: bytes crossed links, unseen
+        parts.append(row["link_bytes_note"])
     if row.get("nccl"):
         parts.append(row["nccl"])
     return "; ".join(parts) or "no facts measured"
@@ -447,6 +449,9 @@ def score_row(ref: RunResult, cand: RunResult, protocol: str, trials: int, atol:
                                               "iterations", "warmup_iterations", "num_input_groups")})
     per = cand.perf.get(0, {})
     link = [p.get("link_bytes_per_call") for p in cand.perf.values() if p.get("link_bytes_per_call") is not None]
+    notes = [p.get("link_bytes_note") for p in cand.perf.values() if p.get("link_bytes_note")]
+    if not link and notes:
+        row["link_bytes_note"] = f"NVLink bytes unknown: {notes[0]}"
     if link:  # NVML's counters around the timed calls: the most any rank's GPU sent a call
         row["link_bytes_per_call"] = max(link)
         given = workload.link_bytes.get("nvlink") if workload is not None else None

@@ -133,26 +133,31 @@ def _pkb_perf(fn: Any, x: tuple, warmup: int, iters: int) -> tuple[dict, list]:
     return perf, run
 
 
-def _counters(local: int) -> Any:
-    """NVML's NVLink / PCIe byte counters of this rank's GPU (compare's), or None."""
+def _counters(local: int) -> tuple[Any, str]:
+    """NVML's NVLink / PCIe byte counters of this rank's GPU (compare's), or None, and
+    why the NVLink bytes will be unknown where they will be."""
     try:
         from .counters import NvmlCounters
         from .probe import probe
 
         topo = probe()
         gpu = next(g for g in topo.gpus if g.index == local % max(1, len(topo.gpus)))
-        return NvmlCounters([gpu.index], {gpu.index: len(gpu.nvlinks)})
-    except Exception:  # noqa: BLE001 - no counters: the row says the link bytes are unknown
-        return None
+        why = "" if gpu.nvlinks else f"NVML lists no active NVLink on GPU {gpu.index}"
+        return NvmlCounters([gpu.index], {gpu.index: len(gpu.nvlinks)}), why
+    except Exception as e:  # noqa: BLE001 - no counters: the row says the link bytes are unknown, and why
+        return None, f"NVML's counters could not be read ({type(e).__name__}: {str(e)[:120]})"
 
 
 def _linkroof_perf(name: str, fn: Any, x: tuple, local: int = 0) -> dict:
     from .compare import CudaTimer, run_callable
 
-    r = run_callable(name, fn, lambda: x, CudaTimer("torch"), _counters(local), reps=50, warmup=10)
+    counters, why = _counters(local)
+    r = run_callable(name, fn, lambda: x, CudaTimer("torch"), counters, reps=50, warmup=10)
+    link = r.link_bytes()
     return {"median_ms": r.median_s * 1e3, "times_ms": [t * 1e3 for t in r.times_s],
             "host_ms_per_call": r.host_s_per_call * 1e3, "how": "linkroof: ungated median of batches (compare's)",
-            "link_bytes_per_call": r.link_bytes()}
+            "link_bytes_per_call": link,
+            "link_bytes_note": None if link is not None else (why or "NVML gave no NVLink byte counts")}
 
 
 def _timeline(fn: Any, runs: list, measured_s: float, host_s: float) -> dict | None:

@@ -51,7 +51,8 @@ for r in range(ranks):
                                       "launches_per_call": 2, "time_per_call_s": ms * 0.3e-3},
                                      {"name": "sm90_xmma_gemm_bf16", "class": "compute",
                                       "launches_per_call": 1, "time_per_call_s": ms * 0.1e-3}]}
-            if name == "slow" else None, "link_bytes_per_call": 2.0e6 if name == "good" else None}
+            if name == "slow" else None, "link_bytes_per_call": 2.0e6 if name == "good" else None,
+            "link_bytes_note": None if name == "good" else "NVML lists no active NVLink on GPU 0"}
     (out / f"rank_{r}_perf.json").write_text(json.dumps(perf))
 if name == "halfhang":
     time.sleep(60)
