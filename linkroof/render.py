@@ -523,3 +523,10 @@ def score_table(rows: list[dict]) -> Table:
                     f"{r['fraction_of_roofline']:.0%}" if r.get("fraction_of_roofline") is not None else "-",
                     clean(f"{f['kind']}: {f['message'][:120]}") if f else "")
     return tab
+
+
+def score_view(rows: list[dict]) -> Group:
+    """`linkroof score` without --json: the table, then each candidate's feedback (why it
+    is slow, from what was measured), as the JSON rows carry it."""
+    said = [Text(f"{clean(r['candidate'])}: {clean(r['feedback'])}") for r in rows if r.get("feedback")]
+    return Group(score_table(rows), *([Text("Feedback", style="bold")] + said if said else []))

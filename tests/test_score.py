@@ -186,8 +186,10 @@ def test_cli_score_json_lines_and_table(monkeypatch):
     assert res.exit_code == 0, res.output
     lines = [json.loads(x) for x in res.stdout.splitlines()]
     assert [r["candidate"] for r in lines] == ["good", "wrong"] and lines[0]["correct"]
-    res = CliRunner().invoke(cli, ["score", "m:reference", "m:good", "--inputs", "m:inputs", "--trials", "1"])
+    res = CliRunner().invoke(cli, ["score", "m:reference", "m:good", "m:slow", "--inputs", "m:inputs", "--trials", "1"])
     assert res.exit_code == 0 and "Candidates" in res.stdout and "2.00x" in res.stdout
+    out = " ".join(res.stdout.split())  # the feedback after the table, whatever the terminal's width
+    assert "Feedback" in out and "slow: 0.25x the reference" in out and "its longest kernel: elementwise_kernel" in out
 
 
 def test_pkb_file_targets_and_problem_ids():

@@ -318,9 +318,9 @@ def score(ctx: click.Context, reference: str, candidates: tuple[str, ...], input
     rows = run_score(reference, list(candidates), inputs, ranks, protocol, trials, atol, rtol, deadline, wl, profile,
                      warmup, iters, (m, n), dtype, on_row=emit)
     if not as_json:
-        from ..render import score_table
+        from ..render import score_view
 
-        _console().print(score_table(rows))
+        _console().print(score_view(rows))
 
 
 @cli.command()
