@@ -12,6 +12,7 @@ e.g. ``topology.gpus[1].memory_total_bytes: expected int, got 'a lot'``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import statistics
@@ -195,17 +196,30 @@ class Topology:
         does, even where a GPU has no NVLink; an imported tool's output does not."""
         return not self.source.startswith("import:")
 
-    def pair(self, a: int, b: int) -> Pair:
+    @functools.cached_property
+    def _index(self) -> tuple[dict[tuple[int, int], Pair], dict[str, Ceiling]]:
+        """Pairs by (a, b) and ceilings by name, the first of each kept: a 64-GPU box has
+        4,032 pairs, and the machine model asks for each pair twice per measurement
+        (a linear search took 0.7 s of the dashboard's first page)."""
+        pairs: dict[tuple[int, int], Pair] = {}
         for p in self.pairs:
-            if p.a == a and p.b == b:
-                return p
-        raise KeyError(f"no pair GPU{a} -> GPU{b} in this topology")
+            pairs.setdefault((p.a, p.b), p)
+        ceilings: dict[str, Ceiling] = {}
+        for c in self.ceilings:
+            ceilings.setdefault(c.name, c)
+        return pairs, ceilings
+
+    def pair(self, a: int, b: int) -> Pair:
+        try:
+            return self._index[0][(a, b)]
+        except (KeyError, TypeError):
+            raise KeyError(f"no pair GPU{a} -> GPU{b} in this topology") from None
 
     def ceiling(self, name: str) -> Ceiling:
-        for c in self.ceilings:
-            if c.name == name:
-                return c
-        raise KeyError(f"no ceiling named {name!r}")
+        try:
+            return self._index[1][name]
+        except (KeyError, TypeError):
+            raise KeyError(f"no ceiling named {name!r}") from None
 
 
 # ----------------------------------------------------------------- measurements

@@ -95,3 +95,21 @@ def test_document_type_checks():
     assert loads(dumps(w)) == w
     with pytest.raises(TypeError):
         dumps(BenchSpec("a", "b", "c", (0,), 1, 1))
+
+
+def test_pairs_and_ceilings_are_found_by_index_the_first_of_each_kept():
+    import dataclasses
+
+    import pytest
+
+    from linkroof.profiler.probe import probe
+
+    t = probe(replay="h200x2")
+    assert all(t.pair(p.a, p.b) is p for p in t.pairs) and all(t.ceiling(c.name) is t.ceilings[
+        [x.name for x in t.ceilings].index(c.name)] for c in t.ceilings)
+    twice = dataclasses.replace(t, pairs=t.pairs + (dataclasses.replace(t.pairs[0], pcie_level="SYS"),))
+    assert twice.pair(t.pairs[0].a, t.pairs[0].b) is t.pairs[0]
+    with pytest.raises(KeyError, match="no pair GPU0 -> GPU7"):
+        t.pair(0, 7)
+    with pytest.raises(KeyError, match="no ceiling named 'nope'"):
+        t.ceiling("nope")
