@@ -464,12 +464,12 @@ def score_row(ref: RunResult, cand: RunResult, protocol: str, trials: int, atol:
         row["timeline"] = per["timeline"]
         row["decomposition"] = per["timeline"].get("parts", {})
     if workload is not None and profile is not None and t:
-        row.update(_placed(workload, t, profile, per))
+        row.update(_placed(workload, t, profile))
     row["feedback"] = feedback(row)
     return row
 
 
-def _placed(workload: Any, t: float, profile: Any, per: dict) -> dict:
+def _placed(workload: Any, t: float, profile: Any) -> dict:
     from ..roofline.advise import advise
     from ..roofline.baseline import nccl_baseline
     from ..roofline.cost import with_cost

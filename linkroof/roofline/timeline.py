@@ -251,12 +251,19 @@ def measured_parts(t: TimelineSummary) -> list[tuple[str, float, str]]:
 UNATTRIBUTED = "timed beyond the recorded calls (unattributed)"
 
 
+def timed_idle(t: TimelineSummary, period_s: float) -> float:
+    """The idle part of a timed call of `period_s`: the period less the recorded kernels'
+    busy time, but no more than the idle recorded (recording only adds host time, so a
+    timed call cannot have waited longer for the host than the recorded one did)."""
+    return min(max(0.0, period_s - t.busy_s), t.idle_s)
+
+
 def timed_parts(t: TimelineSummary, measured_s: float) -> tuple[list[tuple[str, float, str]], str | None]:
     """The measured parts (measured_parts) of a timed median `measured_s`, the timeline
     having been recorded in a pass of its own: the GPU's busy time is the recorded
-    kernels' own (recording does not slow them; it slows the host), so the idle part is
-    the timed median less that busy time; where the busy time exceeds the median, the
-    parts are scaled to it, and the note says by how much."""
+    kernels' own (recording does not slow them; it slows the host), the idle part is
+    timed_idle, and what the median has beyond both is unattributed; where the busy time
+    exceeds the median, the parts are scaled to it, and the note says by how much."""
     parts = measured_parts(t)
     busy = [(k, v, how) for k, v, how in parts if not k.startswith("idle")]
     busy_s = sum(v for _, v, _ in busy)
@@ -264,7 +271,7 @@ def timed_parts(t: TimelineSummary, measured_s: float) -> tuple[list[tuple[str, 
         return parts, None
     if measured_s >= busy_s:
         gap = measured_s - busy_s
-        idle = min(gap, t.idle_s)  # no more idle than was recorded: recording only adds host time
+        idle = timed_idle(t, measured_s)
         out = [("idle (host / launch)", idle, "the timed median less the GPU's busy time of the recorded calls, "
                 f"at most the recorded idle ({format_time(t.idle_s)} a call; recording costs host time)")]
         if gap > idle:
@@ -295,7 +302,7 @@ def launch_verdict(t: TimelineSummary, host_s_per_call: float, measured_s: float
     period = measured_s if measured_s else t.span_s
     if not period or not t.busy_s and not t.kernels_per_call:
         return None
-    idle = min(max(0.0, period - t.busy_s), t.idle_s)  # what the timed call has beyond the kernels, if recorded idle
+    idle = timed_idle(t, period)
     if idle <= LAUNCH_BOUND * period:
         return None
     k = max(1.0, t.kernels_per_call)
