@@ -224,3 +224,16 @@ def test_the_child_says_why_link_bytes_will_be_unknown(monkeypatch, recording, w
     monkeypatch.setattr(counters, "NvmlCounters", lambda gpus, links: ("counters", gpus, links))
     got, note = score_child._counters(0)
     assert got == ("counters", [0], {0: len(topo.gpus[0].nvlinks)}) and note == why
+
+
+def test_a_mean_of_trial_speedups_is_not_given_as_the_ratio_of_one_trials_times():
+    """PKB's protocol on one H200 (benchmarks/RESULTS.md): 5 trials' speedups averaging
+    1.0413, the last trial 489.1 against 510.6 us (1.044): the feedback says which is which."""
+    row = {"protocol": "pkb", "correct": True, "speedup": 1.0413, "trial_speedups": [1.0296, 1.046, 1.0407, 1.046,
+                                                                                     1.0439],
+           "time_s": 489.1e-6, "reference_time_s": 510.6e-6}
+    fb = S.feedback(row)
+    assert fb.startswith("1.04x the reference (the mean of 5 trials' speedups, pkb protocol; "
+                         "the last trial 489.1 us against 510.6 us)")
+    one = S.feedback(dict(row, trial_speedups=[1.0568], speedup=1.0568, time_s=496.4e-6, reference_time_s=524.6e-6))
+    assert one.startswith("1.06x the reference (496.4 us against 524.6 us, pkb protocol)")

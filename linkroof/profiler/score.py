@@ -372,10 +372,12 @@ def feedback(row: dict) -> str:
     if not row.get("correct"):
         bad = next((t for t in row.get("trials", []) if t["result"] != "match"), None)
         parts.append(f"wrong: trial {bad['trial']}: {bad.get('reason') or bad['result']}" if bad else "wrong")
-    sp = row.get("speedup")
+    sp, each = row.get("speedup"), row.get("trial_speedups") or []
     if sp and row.get("time_s") and row.get("reference_time_s"):
-        parts.append(f"{sp:.2f}x the reference ({row['time_s'] * 1e6:.1f} us against "
-                     f"{row['reference_time_s'] * 1e6:.1f} us, {row['protocol']} protocol)")
+        times = f"{row['time_s'] * 1e6:.1f} us against {row['reference_time_s'] * 1e6:.1f} us"
+        parts.append(f"{sp:.2f}x the reference (the mean of {len(each)} trials' speedups, {row['protocol']} "
+                     f"protocol; the last trial {times})" if len(each) > 1 else
+                     f"{sp:.2f}x the reference ({times}, {row['protocol']} protocol)")
     if row.get("fraction_of_roofline") is not None:
         parts.append(f"{row['fraction_of_roofline']:.0%} of what this machine allows ({row.get('limiter')}-bound)"
                      + (f", {row['fraction_of_cost_bound']:.0%} of the cost-model bound"
