@@ -301,6 +301,7 @@ class Measurement:
     rank: int | None = None
     reported: dict[str, float] = field(default_factory=dict)  # figures an imported tool printed
     flops_per_rep: float = 0.0  # compute benchmarks: floating-point operations per repetition
+    clock: ClockState | None = None  # the clock state it was measured in (NVML samples through it), where sampled
 
     CV_WARN = 0.05
 
@@ -476,7 +477,7 @@ class KernelGroup:
 
     name: str
     kind: str  # "kernel" | "memcpy" | "memset"
-    kernel_class: str  # "compute" | "memory" | "communication" | "copy" | "other"
+    kernel_class: str  # "compute" | "memory" | "communication" | "transfer" | "other"
     class_basis: str  # how the class was known (a counter, the record's kind, or inferred from the name)
     launches_per_call: float
     time_per_call_s: float
@@ -486,6 +487,48 @@ class KernelGroup:
     bytes_per_call: float = 0.0  # copies and memsets
     collective: str = ""  # an NCCL kernel's collective, where its name says
     counters: dict[str, float] = field(default_factory=dict)  # measured per call: dram_bytes, flops:<dtype>, ...
+
+
+@dataclass(frozen=True)
+class ClockState:
+    """The clock and power state a figure was timed in (roofline/clockstate.py), from
+    NVML samples taken while it ran: 'burst' (at the boost clock, nothing holding it),
+    'sustained' (held below it, e.g. at the power cap), 'drifting' (the figure moved by
+    more than 3 % within the run: burst_s and sustained_s both given), 'steady' (timed
+    after the clock settled, on request), or 'unknown' (no samples)."""
+
+    state: str
+    samples: int = 0
+    sm_mhz_first: float | None = None
+    sm_mhz_last: float | None = None
+    sm_mhz_median: float | None = None
+    sm_mhz_max: float | None = None
+    mem_mhz: float | None = None
+    power_w: float | None = None
+    reasons: tuple[str, ...] = ()
+    burst_s: float | None = None  # the first third of the timed batches' median
+    sustained_s: float | None = None  # the last third's
+    drift: float = 0.0  # |sustained - burst| / burst
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class HostSummary:
+    """What the host did during a call's GPU idle time, per call, from CUPTI's API and
+    synchronization records (a pass of its own: recording the API slows the host, so
+    these are shares of that pass applied to the timed idle): each idle gap given to the
+    cause the host records show (roofline/timeline.host_causes)."""
+
+    calls: int
+    recorded_period_s: float  # the recorded pass's period per call (host slowed by the API records)
+    launches_per_call: float  # kernel, copy, memset and graph launches the host issued
+    launch_api_s: float  # median time inside one launch call (the driver's part), recorded
+    host_per_launch_s: float  # median host time from one launch's end to the next's, gaps under HOST_WORK_GAP
+    syncs_per_call: float  # host waits for the GPU (stream / event / device synchronize, blocking copies)
+    sync_names: tuple[str, ...] = ()
+    host_work_s: float = 0.0  # per call: host gaps over HOST_WORK_GAP with no CUDA call in them
+    idle_causes_s: tuple[tuple[str, float], ...] = ()  # (sync | host work | launch | unknown, recorded idle s)
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -512,6 +555,17 @@ class TimelineSummary:
     notes: tuple[str, ...] = ()
     # the first calls' intervals, for drawing: (device, stream, class, start, end), ns from the first call's start
     intervals: tuple[tuple[int, int, str, int, int], ...] = ()
+    # overlap-aware, per device (the device of the decomposition: the busiest one, `device`), per call:
+    device: int | None = None
+    class_alone_s: tuple[tuple[str, float], ...] = ()  # (class, time it ran with no other class beside it)
+    overlap_s: tuple[tuple[str, str, float], ...] = ()  # (class, class, time the two ran at once)
+    # the span's pieces, additive: ("compute", s), ("compute + transfer", s), ..., ("idle", s)
+    pieces: tuple[tuple[str, float], ...] = ()
+    # the critical path (inferred: each activity waits for the one that ended last before it began)
+    critical_path_s: tuple[tuple[str, float], ...] = ()
+    # per class: the most the call could shorten were that class's work free (inferred), with why
+    shorten_s: tuple[tuple[str, float, str], ...] = ()
+    host: HostSummary | None = None
 
 
 @dataclass(frozen=True)
@@ -529,6 +583,7 @@ class Placement:
     decomposition_s: dict[str, float] = field(default_factory=dict)  # the measured time, additive, with "unexplained"
     cost_notes: tuple[str, ...] = ()
     timeline: TimelineSummary | None = None  # the call's measured GPU timeline, where one was recorded
+    clock: ClockState | None = None  # the clock state the measured time was taken in, where sampled
 
     @property
     def fraction_of_roofline(self) -> float:

@@ -4,6 +4,7 @@ and work placed on it (kernels, candidates, PyTorch profiler traces)."""
 from __future__ import annotations
 
 import math
+from typing import Any
 from pathlib import Path
 
 import click
@@ -195,11 +196,15 @@ def advise(ctx: click.Context, size: str, pattern: str, dtype: str | None, which
               "optional, a given one is compared with the counts, and each kernel is placed by itself.")
 @click.option("--record-counters", type=click.Path(dir_okay=False), help="Also write ncu's raw counter page (CSV) "
               "to this file.")
+@click.option("--steady", is_flag=True, help="Run the call until the GPU's SM clock settles (at most 10 s) before "
+              "timing it: the sustained state, as a long job runs (a power-capped GEMM runs 20 % slower than its "
+              "first calls). Without it the first calls are timed, and where the clock drifts under them the call "
+              "is timed again once settled, both figures with their clocks.")
 @click.pass_context
 def compare(ctx: click.Context, kernel: str, inputs: str, reference: str | None, workload: str | None,
             which: str | None, reps: int, warmup: int, rtol: float, atol: float, no_counters: bool, plot: str | None,
             as_json: bool, no_save: bool, force: bool, gated: bool, no_timeline: bool,
-            record_timeline: str | None, count_kernels: bool, record_counters: str | None) -> None:
+            record_timeline: str | None, count_kernels: bool, record_counters: str | None, steady: bool) -> None:
     """Time a kernel written in Python (CuPy, PyTorch, ...) on the GPU, count the bytes
     it moved over the links, and place it, its reference and the matching NCCL
     baseline on this machine's roofline. Under torchrun / mpirun every rank runs it
@@ -212,7 +217,8 @@ def compare(ctx: click.Context, kernel: str, inputs: str, reference: str | None,
 
     profile, here = _placement_profile(ctx, which, force, load_toml(workload) if workload else None)
     out = run_compare(kernel, inputs, reference, workload, profile, reps, warmup, rtol, atol, not no_counters,
-                      topology=here, gated=gated, timeline=not no_timeline, count_kernels=count_kernels)
+                      topology=here, gated=gated, timeline=not no_timeline, count_kernels=count_kernels,
+                      steady=steady)
     if out.result is None:
         return  # not rank 0
     if record_counters and out.counters_log:
@@ -252,7 +258,10 @@ def compare(ctx: click.Context, kernel: str, inputs: str, reference: str | None,
                                "overhead_s": r.overhead_s, "host_s_per_call": r.host_s_per_call,
                                "gated_times_s": r.gated_times_s, "launch_share_s": r.launch_share_s,
                                "timeline": to_dict(r.timeline), "timeline_note": r.timeline_note,
-                               "kernel_counters": out.kernel_counts, "counters_note": out.counters_note}, indent=1))
+                               "kernel_counters": out.kernel_counts, "counters_note": out.counters_note,
+                               "clock": to_dict(r.clock), "gated_clock": to_dict(r.gated_clock),
+                               "sustained_times_s": r.sustained_times_s, "sustained_clock": to_dict(r.sustained_clock),
+                               "steady_note": r.steady_note, "host_verdict": _host_verdict(r)}, indent=1))
         return
     from ..render import decomposition_view, kernels_table, placements_table
 
@@ -262,6 +271,12 @@ def compare(ctx: click.Context, kernel: str, inputs: str, reference: str | None,
     _console().print(decomposition_view(placements))
     for note in out.notes + [out.result.checked]:
         click.echo(note)
+
+
+def _host_verdict(r: Any) -> str | None:
+    from ..roofline.timeline import host_verdict
+
+    return host_verdict(r.timeline, r.median_s) if r.timeline is not None else None
 
 
 @cli.command()

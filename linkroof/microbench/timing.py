@@ -10,6 +10,7 @@ directions, all-to-all) are taken.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -169,17 +170,22 @@ def time_kernel(device: int, run: Callable[[Any], None], reps: int, warmup: int 
 
 
 def time_calls(call: Callable[[int], Any], reps: int, framework: str = "cupy", gated: bool = False,
-               ops_per_call: int = 1, min_batch_s: float = 0.0) -> list[float]:
+               ops_per_call: int = 1, min_batch_s: float = 0.0, windows: list | None = None,
+               lead: bool = True) -> list[float]:
     """User code (`linkroof compare`): seconds per `call(i)`, on the current stream of
     CuPy or PyTorch, with the same protocol. Ungated by default: user code may wait on
     the host, which would hold the gate until it times out; then the calls run in
     batches of at least `min_batch_s` each (more calls than `reps` where one is short,
     as a user's loop and torch.utils.benchmark run them), timed with the framework's own
     events (a torch program's ungated loop touches no CuPy). `ops_per_call` (the
-    operations one call launches) sizes the gated batches to what the launch queue holds."""
+    operations one call launches) sizes the gated batches to what the launch queue holds.
+    `windows`, where given, gets each kept batch's host window (perf_counter seconds,
+    from queueing its first call to its end event's wait): the clock samples taken in it
+    give the batch's clock state. `lead`: a gated batch starts with an untimed call
+    behind the gate, as an ungated one does (see _time_gated_batches)."""
     counter = iter(range(1 << 62))
     if not gated:
-        return _time_batches(framework, lambda: call(next(counter)), reps, min_batch_s)
+        return _time_batches(framework, lambda: call(next(counter)), reps, min_batch_s, windows)
     cupy = cp()
     if framework == "torch":
         import torch
@@ -193,7 +199,8 @@ def time_calls(call: Callable[[int], Any], reps: int, framework: str = "cupy", g
     else:
         device = cupy.cuda.Device().id
         s = cupy.cuda.get_current_stream()
-    return _time_gated_batches(device, s, lambda: call(next(counter)), reps, max(1, ops_per_call), min_batch_s)
+    return _time_gated_batches(device, s, lambda: call(next(counter)), reps, max(1, ops_per_call), min_batch_s,
+                               windows, lead)
 
 
 UNGATED_SAMPLES = 10
@@ -219,7 +226,8 @@ class _Events:
             self.seconds = lambda: cupy.cuda.get_elapsed_time(self.a, self.b) / 1e3
 
 
-def _time_batches(framework: str, call: Callable[[], Any], calls: int, min_batch_s: float = 0.0) -> list[float]:
+def _time_batches(framework: str, call: Callable[[], Any], calls: int, min_batch_s: float = 0.0,
+                  windows: list | None = None) -> list[float]:
     """Ungated user code: `calls` calls back to back in UNGATED_SAMPLES batches, an event
     before and after each batch only (an event pair around every call cost the host
     enough to slow a 9 us GEMM to 22.6 us, where torch.utils.benchmark read 13.0): seconds
@@ -233,16 +241,21 @@ def _time_batches(framework: str, call: Callable[[], Any], calls: int, min_batch
     batch = max(1, calls // samples)
     ev = _Events(framework)  # set up before the first timed call
     out: list[float] = []
+    spans: list[tuple[float, float]] = []
     while len(out) < samples:
         call()  # a lead call, untimed: the first event waits for it, and the host is ahead from then on
+        t0 = time.perf_counter()
         ev.start()
         for _ in range(batch):
             call()
         ev.stop()
         ev.wait()
+        spans.append((t0, time.perf_counter()))
         out.append(ev.seconds() / batch)
         if len(out) == 1 and (longer := _lengthened(batch, out[0], min_batch_s, MAX_BATCH)):
-            batch, out, min_batch_s = longer, [], 0.0  # the first batch only sized the rest
+            batch, out, spans, min_batch_s = longer, [], [], 0.0  # the first batch only sized the rest
+    if windows is not None:
+        windows.extend(spans)
     return out
 
 
@@ -255,7 +268,7 @@ def _lengthened(batch: int, per_call_s: float, min_batch_s: float, most: int) ->
 
 
 def _time_gated_batches(device: int, s: Any, call: Callable[[], Any], calls: int, ops_per_call: int,
-                        min_batch_s: float = 0.0) -> list[float]:
+                        min_batch_s: float = 0.0, windows: list | None = None, lead: bool = True) -> list[float]:
     """User code behind the gate: UNGATED_SAMPLES batches, each queued whole behind the
     spin kernel (as many calls as the launch queue holds), an event before and after the
     batch only, then released: seconds per call, one value per batch, the GPU's own time
@@ -263,26 +276,33 @@ def _time_gated_batches(device: int, s: Any, call: Callable[[], Any], calls: int
     for the last one's end to be stamped (a 1024^3 GEMM read 8.5 us so, where its kernels
     back to back take 7). Short calls get batches of `min_batch_s`, sized as ungated."""
     cupy = cp()
-    per_gate = max(1, (MAX_QUEUED - 2) // ops_per_call)
+    per_gate = max(1, (MAX_QUEUED - 2) // ops_per_call - (1 if lead else 0))
     samples = max(1, min(UNGATED_SAMPLES, calls))
     batch = min(per_gate, max(1, calls // samples))
     out: list[float] = []
+    spans: list[tuple[float, float]] = []
     with cupy.cuda.Device(device):
         a, b = cupy.cuda.Event(), cupy.cuda.Event()
         while len(out) < samples:
             flag = hold([device], [s])
+            if lead:  # untimed: what the first call after the spin kernel pays is not in the batch
+                call()
             a.record(s)
             for _ in range(batch):
                 call()
             b.record(s)
+            t0 = time.perf_counter()
             flag.release()
             s.synchronize()
+            spans.append((t0, time.perf_counter()))
             if flag.timed_out:
                 raise GateTimeout("the spin gate timed out before the calls were all queued; figures discarded "
                                   "(the code waits on the host, or the host was too slow)")
             out.append(cupy.cuda.get_elapsed_time(a, b) / 1e3 / batch)
             if len(out) == 1 and (longer := _lengthened(batch, out[0], min_batch_s, per_gate)):
-                batch, out, min_batch_s = longer, [], 0.0
+                batch, out, spans, min_batch_s = longer, [], [], 0.0
+    if windows is not None:
+        windows.extend(spans)
     return out
 
 

@@ -43,8 +43,10 @@ def run(plan: Plan, topology: Topology, label: str = "", progress: bool = True) 
         env = dataclasses.replace(collect_environment(source.nvml, 0), **cuda_versions())
         reporter = _ProgressBar() if progress else None
         try:
+            from .clocks import ClockSampler
+
             result = run_plan(plan, states=states, progress=reporter.update if reporter else None,
-                              throttle=counters)
+                              throttle=counters, clocks=lambda g: ClockSampler(source.nvml, g))
         finally:
             if reporter:
                 reporter.close()

@@ -32,7 +32,7 @@ class Timer:
         raise NotImplementedError
 
     def time_calls(self, call: Callable[[int], Any], reps: int, ops_per_call: int = 1,
-                   min_batch_s: float = 0.0) -> list[float]:
+                   min_batch_s: float = 0.0, windows: list | None = None) -> list[float]:
         raise NotImplementedError
 
 
@@ -46,6 +46,10 @@ class Recorder:
     def record(self, calls: int, call: Callable[[int], Any], sync: Callable[[], None]) -> Any:
         raise NotImplementedError
 
+    def record_host(self, calls: int, call: Callable[[int], Any], sync: Callable[[], None]) -> Any:
+        """(activities, call starts, HostCalls) of a pass with the host's API recorded."""
+        raise NotImplementedError
+
 
 class CuptiRecorder(Recorder):
     def available(self) -> tuple[bool, str]:
@@ -57,6 +61,11 @@ class CuptiRecorder(Recorder):
         from .cupti import record
 
         return record(calls, call, sync)
+
+    def record_host(self, calls: int, call: Callable[[int], Any], sync: Callable[[], None]) -> Any:
+        from .cupti import record_host
+
+        return record_host(calls, call, sync)
 
 
 class CudaTimer(Timer):
@@ -80,11 +89,11 @@ class CudaTimer(Timer):
             cupy.cuda.Device().synchronize()
 
     def time_calls(self, call: Callable[[int], Any], reps: int, ops_per_call: int = 1,
-                   min_batch_s: float = 0.0) -> list[float]:
+                   min_batch_s: float = 0.0, windows: list | None = None) -> list[float]:
         from ..microbench.timing import time_calls
 
         return time_calls(call, reps, self.framework, gated=self.gated, ops_per_call=ops_per_call,
-                          min_batch_s=min_batch_s)
+                          min_batch_s=min_batch_s, windows=windows)
 
 
 MIN_BATCH_S = 2e-3  # an ungated batch's least length: its start on an empty queue stays under 1 % of it
@@ -104,12 +113,19 @@ class CompareResult:
     timeline: Any = None  # TimelineSummary of a recorded pass of the same calls, where CUPTI is here
     timeline_note: str = ""  # how the timeline was taken, or why there is none
     recording: dict | None = None  # the raw activity records (roofline.timeline.to_record), for --record-timeline
+    clock: Any = None  # ClockState of the timed calls (NVML samples through them), or None
+    gated_clock: Any = None  # ClockState of the gated pass
+    steady_note: str = ""  # how long the call ran before timing for the clocks to settle (--steady)
+    sustained_times_s: list[float] = field(default_factory=list)  # timed again after the clock settled (drift seen)
+    sustained_clock: Any = None  # their ClockState
 
     @property
     def launch_share_s(self) -> float | None:
         """Per call, what the host's launch added to the GPU's own time: the ungated
-        median less the gated one (None when the gated pass could not run)."""
-        if not self.gated_times_s:
+        median less the gated one; None when the gated pass could not run, or when the
+        two passes ran at different clocks (the difference would be the clock's, not the
+        launch's)."""
+        if not self.gated_times_s or not clocks_alike(self.clock, self.gated_clock):
             return None
         return max(0.0, self.median_s - statistics.median(self.gated_times_s))
 
@@ -140,11 +156,46 @@ class CompareReport:
     counters_log: str = ""  # ncu's raw CSV page, for --record-counters
 
 
+def clocks_alike(a: Any, b: Any) -> bool:
+    """Two passes' clock states allow their times to be subtracted: neither drifted, and
+    their SM clocks (where read) differ by under 3 %. Unknown states are taken as alike
+    (nothing says they differ), and the figure stays labelled by its state."""
+    from ..roofline.clockstate import DRIFT
+
+    if a is None or b is None:
+        return True
+    if a.state == "drifting" or b.state == "drifting":
+        return False
+    x, y = a.sm_mhz_median, b.sm_mhz_median
+    return not (x and y and abs(x - y) / max(x, y) > DRIFT)
+
+
+def settle(call: Callable[[], Any], sync: Callable[[], None], clocks: Any, most_s: float = 10.0) -> str:
+    """Run `call` back to back until the SM clock settles (clockstate.settled: its last
+    three 100 ms windows within 1 %), at most `most_s`: the timed calls that follow are
+    the steady state. Says how long it took."""
+    from ..roofline.clockstate import settled
+
+    t0 = time.perf_counter()
+    n = 0
+    with clocks:
+        while time.perf_counter() - t0 < most_s:
+            for _ in range(4):
+                call()
+                n += 1
+            sync()
+            if time.perf_counter() - t0 > 0.35 and settled(clocks.samples):
+                took = time.perf_counter() - t0
+                return f"ran {n} calls for {took:.2f} s before timing, until the SM clock settled (steady state)"
+    return (f"ran {n} calls for {most_s:.0f} s before timing; the SM clock had not settled within 1 % by then "
+            "(timed as it was)")
+
+
 def run_callable(name: str, fn: Callable[..., Any], make_inputs: Callable[[], Any], timer: Timer,
                  counters: Counters | None, reps: int = 50, warmup: int = 10, l2_bytes: int = 0,
                  reference: Callable[..., Any] | None = None, rtol: float = 1e-3, atol: float = 1e-5,
                  gated_timer: Timer | None = None, recorder: Recorder | None = None,
-                 timeline_calls: int = 20) -> CompareResult:
+                 timeline_calls: int = 20, clocks: Any = None, steady: bool = False) -> CompareResult:
     """Warm up, time `reps` calls, count link bytes over the timed calls. When one input
     set fits twice in L2, several sets are rotated so the cache does not flatter.
     `recorder` records the GPU timeline of `timeline_calls` more calls, back to back as
@@ -195,12 +246,40 @@ def run_callable(name: str, fn: Callable[..., Any], make_inputs: Callable[[], An
         made += 1
         return call(fn, sets[i % len(sets)])
 
+    steady_note = ""
+    if steady and clocks is not None:
+        t0 = time.perf_counter()
+        steady_note = settle(lambda: call(fn, sets[0]), timer.sync, clocks)
+        clocks.samples.clear()
+        user_s += time.perf_counter() - t0
+    elif steady:
+        steady_note = "--steady asked for, but NVML's clocks cannot be read here: timed as it was"
     before = counters.read() if counters else {}
+    windows: list[tuple[float, float]] = []
     t0 = time.perf_counter()
-    times = timer.time_calls(counted, reps, min_batch_s=MIN_BATCH_S)
+    if clocks is not None:
+        with clocks:
+            times = timer.time_calls(counted, reps, min_batch_s=MIN_BATCH_S, windows=windows)
+    else:
+        times = timer.time_calls(counted, reps, min_batch_s=MIN_BATCH_S)
     loop_s = time.perf_counter() - t0
     user_s += loop_s
     after = counters.read() if counters else {}
+    clock = _clock_state(times, windows, clocks, "the timed calls" + (" (steady state)" if steady_note else ""))
+    sustained_times: list[float] = []
+    sustained_clock = None
+    if clock is not None and clock.state == "drifting" and not steady:
+        # the clock moved under the timed calls: time them again once it has settled, so
+        # both states are measured (the burst figure above, the sustained one here)
+        t0 = time.perf_counter()
+        steady_note = settle(lambda: call(fn, sets[0]), timer.sync, clocks)
+        clocks.samples.clear()
+        swin: list[tuple[float, float]] = []
+        with clocks:
+            sustained_times = timer.time_calls(lambda i: call(fn, sets[i % len(sets)]), reps, min_batch_s=MIN_BATCH_S,
+                                               windows=swin)
+        sustained_clock = _clock_state(sustained_times, swin, clocks, "the calls timed again once the clock settled")
+        user_s += time.perf_counter() - t0
     made = max(1, made)
     summary, timeline_note, recording = None, "", None
     if recorder is not None:
@@ -208,22 +287,34 @@ def run_callable(name: str, fn: Callable[..., Any], make_inputs: Callable[[], An
         if not ok:
             timeline_note = why
         else:
-            from ..roofline.timeline import summarize, to_record
+            from ..roofline.timeline import summarize, to_record, with_host
 
             t0 = time.perf_counter()
             try:
                 acts, starts, host_of = recorder.record(timeline_calls, lambda i: call(fn, sets[i % len(sets)]),
                                                          timer.sync)
                 summary = summarize(acts, starts, host_of, "cupti")
-                recording = to_record(acts, starts, host_of, {"name": name, "calls": timeline_calls})
                 timeline_note = (f"timeline: {why}, {timeline_calls} calls back to back recorded apart from the timed "
                                  "ones (CUPTI's activity records: every kernel, copy and memset)")
+                host_pass = None
+                try:
+                    host_pass = recorder.record_host(timeline_calls, lambda i: call(fn, sets[i % len(sets)]),
+                                                     timer.sync)
+                    summary = with_host(summary, *host_pass)
+                    timeline_note += ("; what the host did while the GPU idled from a further pass with CUPTI's API "
+                                      "records (they slow the host: shares, applied to the timed idle)")
+                except NotImplementedError:
+                    pass
+                except Exception as e:  # noqa: BLE001 - the GPU-side timeline stands without the host's records
+                    timeline_note += f"; no host records ({type(e).__name__}: {str(e)[:120]})"
+                recording = to_record(acts, starts, host_of, {"name": name, "calls": timeline_calls}, host_pass)
             except Exception as e:  # noqa: BLE001 - CUPTI refused (a profiler attached, a driver mismatch)
                 timeline_note = f"no CUPTI timeline ({type(e).__name__}: {str(e)[:160]})"
             user_s += time.perf_counter() - t0
     ops = max(1, int(round(summary.activities_per_call))) if summary is not None and summary.activities_per_call else 1
     gated_times: list[float] = []
     gated_note = ""
+    gated_clock = None
     if gated_timer is not None:
         from ..microbench.timing import MAX_QUEUED
 
@@ -234,28 +325,84 @@ def run_callable(name: str, fn: Callable[..., Any], make_inputs: Callable[[], An
         else:
             try:
                 gated_timer.time_calls(lambda i: call(fn, sets[i % len(sets)]), 2, ops_per_call=ops)  # its set-up
-                gated_times = gated_timer.time_calls(lambda i: call(fn, sets[i % len(sets)]), max(5, reps // 2),
-                                                     ops_per_call=ops, min_batch_s=MIN_BATCH_S)
+                gwin: list[tuple[float, float]] = []
+                if clocks is not None:
+                    clocks.samples.clear()
+                    with clocks:
+                        gated_times = gated_timer.time_calls(lambda i: call(fn, sets[i % len(sets)]),
+                                                             max(5, reps // 2), ops_per_call=ops,
+                                                             min_batch_s=MIN_BATCH_S, windows=gwin)
+                else:
+                    gated_times = gated_timer.time_calls(lambda i: call(fn, sets[i % len(sets)]), max(5, reps // 2),
+                                                         ops_per_call=ops, min_batch_s=MIN_BATCH_S)
+                gated_clock = _clock_state(gated_times, gwin, clocks, "the gated pass")
             except Exception as e:  # noqa: BLE001 - the gate timed out (the code waits on the host), or similar
                 gated_note = f"no gated pass ({type(e).__name__}: {str(e)[:160]}): the launch share is not measured"
         user_s += time.perf_counter() - t0
     overhead = time.perf_counter() - t_start - user_s
     return CompareResult(name, times, per_call(before, after, made), len(sets), checked, overhead, loop_s / made,
-                         gated_times, gated_note, summary, timeline_note, recording)
+                         gated_times, gated_note, summary, timeline_note, recording, clock, gated_clock, steady_note,
+                         sustained_times, sustained_clock)
+
+
+def _clock_state(times: list[float], windows: list, clocks: Any, what: str) -> Any:
+    """The clock state of timed batches from the sampler's samples, or None."""
+    if clocks is None:
+        return None
+    from ..roofline.clockstate import clock_state
+
+    try:
+        top = clocks.max_sm_mhz()
+    except Exception:  # noqa: BLE001
+        top = None
+    return clock_state(times, windows, list(clocks.samples), top, f"NVML every {clocks.period_s * 1e3:.0f} ms "
+                       f"through {what}")
+
+
+def clock_notes(result: CompareResult) -> list[str]:
+    """The timed calls' clock state, in words: burst and sustained figures where they
+    differ by more than 3 %, and whether the figure is steady."""
+    c = result.clock
+    if c is None:
+        return ["clock state unknown: NVML's clocks were not read through the timed calls"]
+    if c.state == "unknown":
+        return [f"clock state unknown: {c.note}"]
+    out = [f"clock state of the timed calls: {c.state} ({c.note})"]
+    if c.state == "drifting" and c.burst_s and c.sustained_s:
+        out.append(f"burst {c.burst_s * 1e6:.1f} us a call (the first batches, at {c.sm_mhz_first or 0:.0f} MHz), "
+                   f"{c.sustained_s * 1e6:.1f} us in the last (at {c.sm_mhz_last or 0:.0f} MHz): the clock fell "
+                   "under the timed calls")
+    if result.sustained_times_s:
+        sc = result.sustained_clock
+        out.append(f"sustained: {statistics.median(result.sustained_times_s) * 1e6:.1f} us a call, timed again once "
+                   f"the clock settled ({sc.note if sc else 'clock not read'}); the headline median "
+                   f"{result.median_s * 1e6:.1f} us is the burst state's")
+    if result.steady_note:
+        out.append(result.steady_note)
+    return out
 
 
 def timing_notes(result: CompareResult, framework: str, gated: bool) -> list[str]:
-    """How the kernel was timed, and whether the host's launch bounded it."""
+    """How the kernel was timed, its clock state, and what the host did (a verdict only
+    when the GPU idled over half the call, named by the host's recorded cause)."""
     notes = [f"timed with CUDA events on {framework}'s current stream"
              + (" behind the spin gate (the GPU's own time)" if gated else " (the host's launch gaps included)")
-             + "; work the kernel puts on other streams is not waited for"]
+             + "; work the kernel puts on other streams is timed only where the call waits for it"]
+    notes += clock_notes(result)
     if result.gated_times_s:
-        notes.append(f"behind the gate the same calls took {statistics.median(result.gated_times_s) * 1e6:.1f} us: "
-                     f"the host's launch added {result.launch_share_s * 1e6:.1f} us a call")
+        g = statistics.median(result.gated_times_s)
+        if result.launch_share_s is not None:
+            notes.append(f"behind the gate the same calls took {g * 1e6:.1f} us: the host's launch added "
+                         f"{result.launch_share_s * 1e6:.1f} us a call (both passes at the same clock state)")
+        else:
+            gc = result.gated_clock
+            notes.append(f"behind the gate the same calls took {g * 1e6:.1f} us, at another clock state "
+                         f"({gc.state if gc else 'unknown'}: {gc.note if gc else ''}): the difference is not "
+                         "attributed to the launch")
     elif result.gated_note:
         notes.append(result.gated_note)
     if result.timeline is not None:
-        from ..roofline.timeline import launch_verdict
+        from ..roofline.timeline import host_verdict
 
         t = result.timeline
         notes.append(result.timeline_note)
@@ -263,7 +410,8 @@ def timing_notes(result: CompareResult, framework: str, gated: bool) -> list[str
                      f"{t.idle_s * 1e6:.1f} us of {t.span_s * 1e6:.1f} us, on {t.streams} stream(s)"
                      + (f"; communication {t.communication_s * 1e6:.1f} us, {t.exposed_communication_s * 1e6:.1f} us "
                         "of it exposed" if t.communication_s else ""))
-        verdict = launch_verdict(t, result.host_s_per_call, result.median_s)
+        notes += overlap_notes(t)
+        verdict = host_verdict(t, result.median_s)
         if verdict:
             notes.append(verdict)
     else:
@@ -272,14 +420,36 @@ def timing_notes(result: CompareResult, framework: str, gated: bool) -> list[str
         if not gated and result.host_s_per_call > 1.1 * result.median_s:  # inferred: no timeline to say
             notes.append(f"the host took {result.host_s_per_call * 1e6:.1f} us per call to issue and wait, the GPU "
                          f"{result.median_s * 1e6:.1f} us (inferred from host and event times, no timeline: the "
-                         "host's loop also waits for the GPU, so this alone does not make the call launch-bound)")
+                         "host's loop also waits for the GPU, so this alone does not make the call host-bound)")
     return notes
+
+
+def overlap_notes(t: Any) -> list[str]:
+    """Per class, its own time, what ran beside it and what was exposed; the critical
+    path and what shortening each class could save at most (inferred)."""
+    from ..units import format_time
+
+    alone = dict(t.class_alone_s)
+    busy = dict(t.class_s)
+    out = []
+    for cls, own in alone.items():
+        beside = [(b if a == cls else a, v) for a, b, v in t.overlap_s if cls in (a, b) and v > 0]
+        if not beside:
+            continue
+        out.append(f"{cls}: {format_time(busy.get(cls, 0.0))} a call, {format_time(own)} of it alone (exposed), "
+                   + ", ".join(f"{format_time(v)} beside {o}" for o, v in beside) + " (measured from the intervals)")
+    if t.critical_path_s and t.streams > 1:
+        path = ", ".join(f"{k} {format_time(v)}" for k, v in t.critical_path_s if v > 0)
+        save = "; ".join(f"{cls} at most {format_time(v)} ({why})" for cls, v, why in t.shorten_s)
+        out.append(f"critical path (inferred from the order of the records): {path}. Shortening {save}")
+    return out
 
 
 def run_compare(kernel: str, inputs: str, reference: str | None = None, workload_path: str | None = None,
                 profile: Profile | None = None, reps: int = 50, warmup: int = 10, rtol: float = 1e-3,
                 atol: float = 1e-5, counters_on: bool = True, topology: Any = None,
-                gated: bool = False, timeline: bool = True, count_kernels: bool = False) -> CompareReport:
+                gated: bool = False, timeline: bool = True, count_kernels: bool = False,
+                steady: bool = False) -> CompareReport:
     """The whole `linkroof compare` on this process's GPU (or rank), as data.
     `count_kernels` counts each kernel's work with Nsight Compute in a child process
     (profiler/ncu.py): the workload file becomes optional (the counters give it), and a
@@ -329,9 +499,12 @@ def run_compare(kernel: str, inputs: str, reference: str | None = None, workload
         counters = NvmlCounters([g.index for g in topology.gpus], links)
     timer = CudaTimer(framework, gated)
     name = kernel.rsplit(":", 1)[1]
+    from .clocks import sampler
+
+    clocks = sampler(gpu)
     result = run_callable(name, fn, make_inputs, timer, counters, reps, warmup, l2, ref_fn, rtol, atol,
                           gated_timer=None if gated else CudaTimer(framework, gated=True),
-                          recorder=CuptiRecorder() if timeline else None)
+                          recorder=CuptiRecorder() if timeline else None, clocks=clocks, steady=steady)
     ref_result = None
     if ref_fn is not None:
         ref_result = run_callable(f"{reference.rsplit(':', 1)[1]}", ref_fn, make, CudaTimer(framework), None, reps,
@@ -389,7 +562,8 @@ def run_compare(kernel: str, inputs: str, reference: str | None = None, workload
             count_notes = ["no workload file: the call's work is what ncu counted (DRAM bytes, FLOPs, NVLink bytes)"]
     placements, notes = kernel_placements(result.name, result.median_s, result.link_bytes(), call_workload, model,
                                           prof, (ref_result.name, ref_result.median_s) if ref_result else None,
-                                          launch_s=result.launch_share_s, baseline=spot, timeline=result.timeline)
+                                          baseline=spot, timeline=result.timeline, clock=result.clock,
+                                          launch_s=result.launch_share_s)
     if per_name:
         from ..roofline.baseline import kernel_group_placements
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..roofline.timeline import Activity
+from ..roofline.timeline import Activity, HostCall, host_call_kind
 
 _STATE: dict[str, Any] = {}
 
@@ -60,8 +60,41 @@ KINDS = ("CONCURRENT_KERNEL", "MEMCPY", "MEMCPY2", "MEMSET")
 API_KINDS = ("RUNTIME", "DRIVER")
 
 
+def record_host(calls: int, call: Callable[[int], Any], sync: Callable[[], None],
+                ) -> tuple[list[Activity], list[int], list[HostCall]]:
+    """A pass of its own with the host's API records on as well: the activities, the
+    host start of each call, and every CUDA runtime and driver call the host made
+    (HostCall: its kind, launch / sync / other, from its name). The API records slow the
+    host (a torch launch about 2x), so this pass tells what the host did while the GPU
+    idled, as shares; the GPU-side figures come from the activity-only pass."""
+    records: list[Any] = []
+    acts, starts, _ = record(calls, call, sync, api=True, keep=records)
+    from cupti import cupti as _c
+
+    out: list[HostCall] = []
+    K = _c.ActivityKind
+    domains = {getattr(K, "RUNTIME", None): getattr(_c.CallbackDomain, "RUNTIME_API", None),
+               getattr(K, "DRIVER", None): getattr(_c.CallbackDomain, "DRIVER_API", None)}
+    names: dict[tuple[int, int], str] = {}
+    t0 = starts[0] if starts else 0
+    for r in records:
+        dom = domains.get(r.kind)
+        if dom is None or int(r.start) < t0:
+            continue
+        key = (int(dom), int(r.cbid))
+        if key not in names:
+            try:
+                names[key] = str(_c.get_callback_name(dom, int(r.cbid)))
+            except Exception:  # noqa: BLE001 - an id this CUPTI cannot name
+                names[key] = f"cbid {int(r.cbid)}"
+        name = names[key]
+        out.append(HostCall(host_call_kind(name), name, int(r.start), int(r.end), int(r.correlation_id),
+                            int(r.thread_id)))
+    return acts, starts, out
+
+
 def record(calls: int, call: Callable[[int], Any], sync: Callable[[], None],
-           api: bool = False) -> tuple[list[Activity], list[int], dict[int, int]]:
+           api: bool = False, keep: list | None = None) -> tuple[list[Activity], list[int], dict[int, int]]:
     """Run `call(i)` for i < calls back to back, as the timed loop does, with CUPTI
     recording: the activities, the host timestamp before each call (CUPTI's clock, the
     activities' own) and, with `api`, when the host launched each correlation id. The
@@ -101,6 +134,8 @@ def record(calls: int, call: Callable[[int], Any], sync: Callable[[], None],
         _STATE["on"] = False
     records = list(_STATE["records"])
     _STATE["records"].clear()
+    if keep is not None:
+        keep.extend(records)
     activities, host = to_activities(records, cupti)
     first_end = starts[1]
     return [a for a in activities if a.start_ns >= first_end], starts[1:], host

@@ -35,6 +35,21 @@ BASE_METRICS = {
     "nvlink_tx_bytes": "nvltx__bytes_data_user.sum",
     "nvlink_rx_bytes": "nvlrx__bytes_data_user.sum",
 }
+# Why a kernel sits below its roof (asked for where this ncu has them; read per launch and
+# averaged over the call weighted by each launch's time): DRAM and SM throughput as a
+# share of their peaks, L2 hit rate, achieved occupancy, the share of each loaded /
+# stored 32-byte sector the threads used (coalescing), and the tensor pipes' activity
+WHY_METRICS = {
+    "why:dram_pct": "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    "why:sm_pct": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "why:l2_hit_pct": "lts__t_sector_hit_rate.pct",
+    "why:occupancy_pct": "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "why:ld_use_pct": "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct",
+    "why:st_use_pct": "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct",
+    "why:ld_sectors_per_req": "l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio",
+    "why:tensor_pct": "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+    "why:tensor_gmma_pct": "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active",
+}
 # CUDA-core FLOPs as Nsight Compute's roofline counts them: 2 x FMA + ADD + MUL, per thread
 CORE_PREFIX = {"d": "fp64", "f": "fp32", "h": "fp16"}
 CORE_METRIC = "smsp__sass_thread_inst_executed_op_{p}{op}_pred_on.sum"
@@ -80,11 +95,19 @@ class CounterReport:
     def per_name(self) -> dict[str, dict[str, float]]:
         """Each kernel name's counters per call (its launches summed), with `launches`."""
         out: dict[str, dict[str, float]] = {}
+        weight: dict[tuple[str, str], float] = {}
         for k in self.kernels:
             d = out.setdefault(k.name, {"launches": 0.0})
             d["launches"] += 1.0 / self.calls
+            w = k.values.get("gpu_time_s", 0.0) or 1e-9
             for key, v in k.values.items():
-                d[key] = d.get(key, 0.0) + v / self.calls
+                if key.startswith("why:"):  # a time-weighted mean, not a sum
+                    d[key] = d.get(key, 0.0) + v * w
+                    weight[(k.name, key)] = weight.get((k.name, key), 0.0) + w
+                else:
+                    d[key] = d.get(key, 0.0) + v / self.calls
+        for (name, key), w in weight.items():
+            out[name][key] /= w
         for d in out.values():
             d["dram_bytes"] = d.get("dram_read_bytes", 0.0) + d.get("dram_write_bytes", 0.0)
         return out
@@ -98,7 +121,8 @@ class CounterReport:
         out: dict[str, float] = {}
         for d in per_name.values():
             for key, v in d.items():
-                out[key] = out.get(key, 0.0) + v
+                if not key.startswith("why:"):  # shares do not add up across kernels
+                    out[key] = out.get(key, 0.0) + v
         return out
 
 
@@ -127,6 +151,7 @@ def wanted_metrics(available: set[str] | None) -> tuple[dict[str, str], list[str
     """({our key: ncu metric}, keys this ncu lacks). With `available` None every base
     and CUDA-core metric is asked for, and no tensor path (they differ by GPU)."""
     want = dict(BASE_METRICS)
+    want.update(WHY_METRICS)
     for p, dtype in CORE_PREFIX.items():
         for op in ("fma", "add", "mul"):
             want[f"core_{op}:{dtype}"] = CORE_METRIC.format(p=p, op=op)
@@ -138,7 +163,7 @@ def wanted_metrics(available: set[str] | None) -> tuple[dict[str, str], list[str
     missing = []
     if available is not None:
         for key, metric in list(want.items()):
-            if metric.rsplit(".", 1)[0] not in available:
+            if metric.split(".", 1)[0] not in available:
                 missing.append(key)
                 del want[key]
     return want, missing
@@ -182,6 +207,9 @@ def parse_raw_csv(text: str, metrics: dict[str, str]) -> list[KernelCount]:
             v = _number(r[i])
             if v is None:
                 continue
+            if key.startswith("why:"):  # percentages and ratios, read as printed
+                raw[key] = v
+                continue
             scale = UNITS.get(units[i].strip().lower())
             if scale is None:
                 raise CountersUnavailable(f"ncu printed {metric} in an unknown unit {units[i]!r}")
@@ -207,7 +235,7 @@ def read_page(text: str, calls: int = 1, how: str = "a recorded ncu page") -> Co
     the ones its header names that linkroof reads."""
     rows = list(csv.reader(ln for ln in text.splitlines() if ln.startswith('"')))
     header = next((r for r in rows if "Kernel Name" in r and "ID" in r), [])
-    names = {c.rsplit(".", 1)[0] for c in header if c.endswith(".sum")}
+    names = {c.split(".", 1)[0] for c in header if "__" in c}
     metrics, missing = wanted_metrics(names)
     return CounterReport(parse_raw_csv(text, metrics), calls, how, sorted(metrics.values()), missing, text)
 

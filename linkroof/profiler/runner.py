@@ -46,11 +46,13 @@ def _reason(e: BaseException) -> str:
 
 def run_plan(plan: Plan, states: Callable[[], tuple[GpuState, ...]] | None = None,
              progress: Callable[[int, int, str], None] | None = None,
-             throttle: Callable[[], dict[int, dict[str, float]]] | None = None) -> RunResult:
+             throttle: Callable[[], dict[int, dict[str, float]]] | None = None,
+             clocks: Callable[[int], Any] | None = None) -> RunResult:
     """Run every planned benchmark. `throttle` reads NVML's throttle counters (before
     and after each benchmark: throttled while it ran); for GPUs without them, `states`
     reads the clock-event reasons once after it. `progress(done, total, title)` is
-    called before each one."""
+    called before each one. `clocks(gpu)` gives a clock sampler (profiler/clocks.py)
+    run through each benchmark of one GPU: its figures carry their clock state."""
     res = RunResult(skipped=list(plan.skipped))
     t0 = time.perf_counter()
     read_states = states or (lambda: ())
@@ -69,8 +71,16 @@ def run_plan(plan: Plan, states: Callable[[], tuple[GpuState, ...]] | None = Non
                 t_item = time.perf_counter()
                 counted = read_counters()
                 try:
-                    got = item.fn(**item.kwargs)
+                    gpu = item.kwargs.get("dev", item.kwargs.get("gpu"))
+                    sampler = clocks(gpu) if clocks is not None and isinstance(gpu, int) else None
+                    if sampler is not None:
+                        with sampler:
+                            got = item.fn(**item.kwargs)
+                    else:
+                        got = item.fn(**item.kwargs)
                     got = got if isinstance(got, list) else [got]
+                    if sampler is not None:
+                        got = [dataclasses.replace(m, clock=_bench_clock(m, sampler)) for m in got]
                     # a GPU's throttling marks only its own figures: counted while the benchmark ran, or
                     # (no counters on this driver) the reasons read right after it
                     after = read_counters()
@@ -103,6 +113,19 @@ def run_plan(plan: Plan, states: Callable[[], tuple[GpuState, ...]] | None = Non
     res.states_after = read_states()
     res.seconds = time.perf_counter() - t0
     return res
+
+
+def _bench_clock(m: Measurement, sampler: Any) -> Any:
+    """A benchmark's clock state from the samples taken through it (its repetitions'
+    own windows are not kept: the first and last thirds of the samples stand for them)."""
+    from ..roofline.clockstate import clock_state
+
+    try:
+        top = sampler.max_sm_mhz()
+    except Exception:  # noqa: BLE001
+        top = None
+    return clock_state(list(m.times_s), [], list(sampler.samples), top,
+                       f"NVML every {sampler.period_s * 1e3:.0f} ms through the benchmark")
 
 
 def cuda_versions() -> dict[str, Any]:

@@ -103,14 +103,18 @@ def wire_efficiency(counted_bytes: float, workload_bytes: float,
 def kernel_placements(name: str, median_s: float, counted_link_bytes: float | None, workload: Workload | None,
                       model: MachineModel, profile: Profile,
                       reference: tuple[str, float] | None = None,
-                      launch_s: float | None = None,
-                      baseline: Baseline | None = None, timeline: Any = None) -> tuple[list[Placement], list[str]]:
+                      baseline: Baseline | None = None, timeline: Any = None,
+                      clock: Any = None, launch_s: float | None = None) -> tuple[list[Placement], list[str]]:
     """Place a timed kernel (and its reference, named with its median time, and the
     profile's NCCL baseline) against measured and spec ceilings. Counter bytes fill in
     the link bytes the workload does not give. The measured placements carry the cost
-    model too (a CUDA-graph launch: the least a launch costs), the kernel's measured time
-    decomposed with `launch_s` (its measured host-launch share) and NCCL's own time at
-    the workload's size (`baseline` when measured on the spot, else the profile's)."""
+    model too (a CUDA-graph launch from the profile: the least a launch costs; never the
+    call's own host time, which is a part of the decomposition beside the bound), the
+    kernel's measured time decomposed by its timeline (else by the model's terms,
+    labelled inferred) and NCCL's own time at the workload's size (`baseline` when
+    measured on the spot, else the profile's). Without any work to bound, the call is
+    still reported: its time and timeline, and what placing it would need. `clock`, the
+    timed calls' ClockState, is compared with the ceilings' (clock_flags)."""
     from .cost import with_cost
 
     notes: list[str] = []
@@ -131,12 +135,16 @@ def kernel_placements(name: str, median_s: float, counted_link_bytes: float | No
     wl = dataclasses.replace(wl, name=name)
     try:
         measured = place(wl, median_s, model, "measured")
-    except PlacementError as e:  # no workload and no counter bytes: nothing to bound, the timeline still explains
-        if timeline is None:
-            raise
-        notes.append(f"not placed on the roofline: {e} (--workload gives the work)")
+    except PlacementError as e:  # no workload and no counter bytes: nothing to bound; the time still stands
+        notes.append(f"not placed on the roofline: {e}. To place it: --workload FILE (the work it must do), or "
+                     "--counters (ncu counts its DRAM bytes and FLOPs)" + ("" if timeline is not None else
+                                                                          "; the timeline (without --no-timeline) "
+                                                                          "explains its time"))
         measured = Placement(workload=wl, measured_time_s=median_s, bound_time_s=0.0, limiter="unknown",
-                             ceilings_kind="measured", flags=("nothing to bound: the workload gives no FLOPs or bytes",))
+                             ceilings_kind="measured", flags=("nothing to bound: the workload gives no FLOPs or bytes",),
+                             clock=clock)
+        if timeline is None:
+            return [measured], notes
         from .cost import with_timeline
 
         return [with_timeline(measured, timeline)], notes
@@ -147,6 +155,8 @@ def kernel_placements(name: str, median_s: float, counted_link_bytes: float | No
         out = [dataclasses.replace(p, flags=p.flags + (wire,)) for p in out]
     base = baseline or nccl_baseline(profile, wl)
     out[0] = with_cost(out[0], profile, model, collective_s=base.median_s if base else None, launch_s=launch_s)
+    if clock is not None:
+        out[0] = dataclasses.replace(out[0], clock=clock, flags=out[0].flags + clock_flags(wl, clock, profile))
     if timeline is not None:
         from .cost import with_timeline
 
@@ -168,6 +178,36 @@ def kernel_placements(name: str, median_s: float, counted_link_bytes: float | No
         notes.append(f"NCCL baseline: {base.pattern} of {base.message_bytes} B in {base.dtype} over {base.ranks} "
                      f"ranks, {base.how}")
     return out, notes
+
+
+def clock_flags(workload: Workload, clock: Any, profile: Profile) -> tuple[str, ...]:
+    """What the placement's clock states are: the call's (timed), and the compute
+    ceilings' it is placed against (the profile's GEMM figures carry theirs where the
+    suite sampled it). Where the call ran held below the clock the ceiling was measured
+    at, the ceiling at the call's clock is given too (scaled by the clock: inferred)."""
+    from ..units import format_flops
+    from .clockstate import scale_to_clock
+
+    out = [f"the call's clock state: {clock.state} ({clock.note})"]
+    for dtype in workload.flops:
+        figs = [m for m in profile.measurements if m.spec.mechanism == "compute"
+                and str(m.spec.params.get("dtype", "")) == dtype and m.trusted]
+        if not figs:
+            continue
+        best = max(figs, key=lambda m: m.flop_rate if m.flop_rate == m.flop_rate else 0.0)
+        cs = getattr(best, "clock", None)
+        if cs is None or cs.state == "unknown":
+            out.append(f"the {dtype} ceiling carries no clock state (measured before linkroof sampled clocks): "
+                       "like is compared with unknown")
+            continue
+        out.append(f"the {dtype} ceiling's clock state: {cs.state} ({cs.note})")
+        call_mhz = clock.sm_mhz_median if clock.state != "drifting" else clock.sm_mhz_last
+        scaled = scale_to_clock(best.flop_rate, cs.sm_mhz_median, call_mhz)
+        if scaled and call_mhz and cs.sm_mhz_median and abs(call_mhz - cs.sm_mhz_median) / cs.sm_mhz_median > 0.03:
+            out.append(f"at the call's {call_mhz:.0f} MHz the {dtype} ceiling would be {format_flops(scaled)} "
+                       f"(its {format_flops(best.flop_rate)} at {cs.sm_mhz_median:.0f} MHz scaled by the "
+                       "clock: inferred)")
+    return tuple(out)
 
 
 # ------------------------------------------------------------------ counted work (ncu)

@@ -241,8 +241,9 @@ def decompose(measured_s: float, bound: CostBound, collective_s: float | None = 
 
     launch = bound.terms_s.get("launch", 0.0) if launch_s is None else max(0.0, launch_s)
     if launch:
-        take("launch", launch, "measured host-launch share per call (ungated minus gated time)"
-             if launch_s is not None else bound.how.get("launch", ""))
+        take("host launch (measured)" if launch_s is not None else "launch", launch,
+             "measured host share per call: the ungated time less the gated one, both at one clock state; a part "
+             "beside the bound, not in it" if launch_s is not None else bound.how.get("launch", ""))
     if bound.terms_s.get("sync"):
         take("sync", bound.terms_s["sync"], bound.how.get("sync", ""))
     resources = bound.overlapped
@@ -257,7 +258,7 @@ def decompose(measured_s: float, bound: CostBound, collective_s: float | None = 
             continue
         serial = min(v, left)
         if serial > 0:
-            parts.append((f"{k} (not overlapped)", serial, f"inferred: of {format_time(v)}, the time left after "
+            parts.append((f"{k} (not overlapped, inferred)", serial, f"inferred: of {format_time(v)}, the time left after "
                                                           f"{main}, taken to have run after it rather than beside it"))
             left -= serial
         if serial < v:
@@ -282,8 +283,8 @@ def with_cost(placement: Placement, profile: Profile, model: MachineModel | None
               launch_s: float | None = None) -> Placement:
     """The placement with the cost model's bound and the decomposition of its measured
     time; unchanged but for a note where the profile lacks a term."""
-    try:
-        bound = cost_bound(placement.workload, profile, model, launch_path, launches, syncs, sync_kind, launch_s)
+    try:  # the bound from the profile's terms only: the call's own host time is a part beside it, never in it
+        bound = cost_bound(placement.workload, profile, model, launch_path, launches, syncs, sync_kind)
     except CostError as e:
         return dataclasses.replace(placement, cost_notes=(f"cost model not computed: {e}",))
     parts = decompose(placement.measured_time_s, bound, collective_s, launch_s)

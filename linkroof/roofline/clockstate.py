@@ -1,0 +1,141 @@
+"""The clock and power state of timed figures: pure arithmetic on NVML samples taken
+while the figures were timed (profiler/clocks.py samples them).
+
+Anchor: nvbench's throttle handling (NVIDIA/nvbench: each sample carries the SM clock
+it ran at; samples under 75 % of the clock are thrown away and the GPU is given 50 ms
+to recover). linkroof keeps every sample and reports the two states apart instead: the
+burst figure (the first samples, at the clock the GPU starts a load with) and the
+sustained one (the samples after the clock settled, where a power-capped GEMM runs in
+production), both with their clocks, power and the reasons NVML gives. A drift between
+them is a clock state, never a launch cost.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..schema import ClockState
+
+DRIFT = 0.03  # burst and sustained figures further apart than this are both reported
+SETTLED = 0.01  # the SM clock within this of its last windows' mean: settled
+
+# NVML's clock-event reasons that hold the clocks down (idle and sync boost do not)
+HOLDING = {0x4: "sw_power_cap", 0x8: "hw_slowdown", 0x20: "sw_thermal_slowdown", 0x40: "hw_thermal_slowdown",
+           0x80: "hw_power_brake_slowdown", 0x2: "applications_clocks_setting"}
+
+
+@dataclass(frozen=True)
+class ClockSample:
+    """One NVML reading: host time (s, perf_counter), SM and memory clock (MHz), power
+    (W), the clock-event reasons bit mask; None where NVML did not answer."""
+
+    t: float
+    sm_mhz: float | None
+    mem_mhz: float | None
+    power_w: float | None
+    reasons: int | None
+
+
+def reasons_text(mask: int | None) -> tuple[str, ...]:
+    if mask is None:
+        return ()
+    return tuple(name for bit, name in HOLDING.items() if mask & bit)
+
+
+def _mean(xs: Sequence[float | None]) -> float | None:
+    v = [x for x in xs if x is not None]
+    return sum(v) / len(v) if v else None
+
+
+def in_window(samples: Sequence[ClockSample], t0: float, t1: float) -> list[ClockSample]:
+    """The samples taken in [t0, t1], or the one nearest it where none was."""
+    inside = [s for s in samples if t0 <= s.t <= t1]
+    if inside or not samples:
+        return inside
+    mid = (t0 + t1) / 2
+    return [min(samples, key=lambda s: abs(s.t - mid))]
+
+
+def clock_state(times_s: Sequence[float], windows: Sequence[tuple[float, float]], samples: Sequence[ClockSample],
+                max_sm_mhz: float | None = None, how: str = "") -> ClockState:
+    """The clock state of timed batches (seconds per call, one per batch, each with its
+    host window): each batch's SM clock from the samples in its window; burst = the
+    first third of the batches, sustained = the last third; a drift when the two
+    medians differ by more than DRIFT. Without samples: state 'unknown', said why."""
+    if not samples or not times_s:
+        return ClockState(state="unknown", samples=0, note=how or "no NVML clock samples were taken")
+    third = max(1, len(times_s) // 3)
+    clocks = [_mean([s.sm_mhz for s in in_window(samples, *w)]) for w in windows] if windows else []
+    burst = statistics.median(times_s[:third])
+    sustained = statistics.median(times_s[-third:])
+    drift = abs(sustained - burst) / burst if burst > 0 else 0.0
+    first = _mean(clocks[:third]) if clocks else _mean([s.sm_mhz for s in samples[:max(1, len(samples) // 3)]])
+    last = _mean(clocks[-third:]) if clocks else _mean([s.sm_mhz for s in samples[-max(1, len(samples) // 3):]])
+    sms = [s.sm_mhz for s in samples if s.sm_mhz is not None]
+    mask = 0
+    for s in samples:
+        mask |= s.reasons or 0
+    held = reasons_text(mask)
+    power = _mean([s.power_w for s in samples])
+    clock_moved = first is not None and last is not None and first > 0 and abs(last - first) / first > DRIFT
+    # the last batch alone off the first third's time, at a lower clock: the clock began to fall
+    end_clock = clocks[-1] if clocks else None
+    late = (len(times_s) > 2 and burst > 0 and abs(times_s[-1] - burst) / burst > DRIFT and end_clock is not None
+            and first is not None and end_clock < (1 - DRIFT) * first)
+    median_sm = statistics.median(sms) if sms else None
+    if (drift > DRIFT and clock_moved) or late:
+        state = "drifting"
+        if late and drift <= DRIFT:
+            sustained, drift = times_s[-1], abs(times_s[-1] - burst) / burst
+            last = end_clock
+    elif max_sm_mhz and median_sm and median_sm < (1 - DRIFT) * max_sm_mhz:
+        state = "sustained"
+    else:
+        state = "burst"
+    parts = [f"SM clock {first:.0f} -> {last:.0f} MHz" if first and last else "SM clock not read"]
+    if max_sm_mhz:
+        parts[-1] += f" (max {max_sm_mhz:.0f})"
+    if power is not None:
+        parts.append(f"{power:.0f} W")
+    if held:
+        parts.append("held by " + ", ".join(held))
+    note = "; ".join(parts) + (f"; {how}" if how else "")
+    if state == "drifting":
+        note += (f"; the calls slowed {sustained / burst - 1:+.1%} from the first batches to the last as the SM "
+                 f"clock went from {first:.0f} to {last:.0f} MHz")
+    elif drift > DRIFT:
+        note += (f"; the calls' times moved {sustained / burst - 1:+.1%} from the first batches to the last with the "
+                 "SM clock steady: not a clock effect (for a host-bound call, the host's own speed)")
+    return ClockState(state=state, samples=len(samples), sm_mhz_first=first, sm_mhz_last=last,
+                      sm_mhz_median=median_sm, sm_mhz_max=max_sm_mhz,
+                      mem_mhz=_mean([s.mem_mhz for s in samples]), power_w=power, reasons=held,
+                      burst_s=burst, sustained_s=sustained, drift=drift, note=note)
+
+
+def settled(samples: Sequence[ClockSample], window_s: float = 0.1, windows: int = 3) -> bool:
+    """Whether the SM clock's mean over each of the last `windows` windows of `window_s`
+    is within SETTLED of their mean (a load's clock has found its level)."""
+    if not samples:
+        return False
+    end = samples[-1].t
+    means = []
+    for k in range(windows):
+        m = _mean([s.sm_mhz for s in samples if end - (k + 1) * window_s < s.t <= end - k * window_s])
+        if m is None:
+            return False
+        means.append(m)
+    if samples[0].t > end - windows * window_s:
+        return False
+    avg = sum(means) / len(means)
+    return all(abs(m - avg) <= SETTLED * avg for m in means)
+
+
+def scale_to_clock(value: float, from_mhz: float | None, to_mhz: float | None) -> float | None:
+    """A compute ceiling measured at `from_mhz` scaled to `to_mhz` (tensor and CUDA-core
+    rates are per clock): an inference, used where the profile has no figure at the
+    call's clock state."""
+    if not from_mhz or not to_mhz:
+        return None
+    return value * to_mhz / from_mhz
