@@ -66,15 +66,6 @@ def summary(name, out, verdict):
                             "decomposition": p.decomposition_s} for p in out.placements[:3]]}
 
 
-def verdict_kind(v):
-    """The kind of a host verdict's text: gpu (none), sync, host work, launch, graph."""
-    v = v or ""
-    return ("sync" if v.startswith("host-bound by a device-to-host sync") else "host work"
-            if v.startswith("host-bound by host work") else "launch" if v.startswith("launch-bound") else
-            "graph" if v.startswith("bound by the gaps between a CUDA graph") else
-            "host (cause unknown)" if v else "gpu")
-
-
 def check(name, s):
     """The run's facts against the answer written beside the program."""
     a = ANSWERS.get(name, {})
@@ -85,8 +76,7 @@ def check(name, s):
         got["kernels"] = (kernels, kernels == a["kernels"])
     if "kernels_min" in a:
         got["kernels_min"] = (kernels, kernels is not None and kernels >= a["kernels_min"])
-    v = s["verdict"] or ""
-    kind = verdict_kind(v)
+    kind = s["cause"] or "gpu"
     want = a.get("verdict")
     if want:
         got["verdict"] = (kind, kind in (want if isinstance(want, list) else [want]))
@@ -109,7 +99,7 @@ def run_time(names, topo, part):
     from linkroof.profiler.clocks import sampler
     from linkroof.profiler.compare import run_compare
     from linkroof.profiler.usercode import call, resolve
-    from linkroof.roofline.timeline import host_verdict
+    from linkroof.roofline.timeline import host_cause, host_verdict
 
     rec, pages = {}, {}
     clocks = sampler(0)
@@ -122,6 +112,7 @@ def run_time(names, topo, part):
                               **kw)
             verdict = host_verdict(out.result.timeline, out.result.median_s) if out.result.timeline else None
             line.update(summary(name, out, verdict))
+            line["cause"] = host_cause(out.result.timeline, out.result.median_s) if out.result.timeline else None
             if out.result.recording:
                 rec[name] = out.result.recording
             if out.counters_log:

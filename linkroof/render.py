@@ -432,6 +432,7 @@ def kernels_table(t: Any) -> Group:
     cols = ["Kernel", "Class", "Launches / call", "Time / call", "Median launch", "Grid x block", "Class from"]
     if counted:
         cols[6:6] = ["DRAM / call (ncu)", "FLOPs / call (ncu)"]
+        cols.append("Why (ncu)")
     for col in cols:
         tab.add_column(col, overflow="fold")
     for k in t.kernels[:30]:
@@ -441,6 +442,7 @@ def kernels_table(t: Any) -> Group:
                k.class_basis]
         if counted:
             row[6:6] = [counted_bytes(k.counters), counted_flops(k.counters)]
+            row.append(k.why)
         tab.add_row(*row)
     parts: list[Any] = [tab]
     if len(t.kernels) > 30:

@@ -487,6 +487,7 @@ class KernelGroup:
     bytes_per_call: float = 0.0  # copies and memsets
     collective: str = ""  # an NCCL kernel's collective, where its name says
     counters: dict[str, float] = field(default_factory=dict)  # measured per call: dram_bytes, flops:<dtype>, ...
+    why: str = ""  # one sentence from ncu's counters on why it sits where it does (timeline.why_text)
 
 
 @dataclass(frozen=True)

@@ -588,7 +588,7 @@ def fits_figure(fits: Sequence[Any]) -> go.Figure:
     return fig
 
 
-CLASS_COLORS = {"compute": "#2ca02c", "memory": "#ff7f0e", "communication": "#1f77b4", "copy": "#9467bd",
+CLASS_COLORS = {"compute": "#2ca02c", "memory": "#ff7f0e", "communication": "#1f77b4", "transfer": "#9467bd",
                 "other": "#7f7f7f"}
 
 
@@ -598,7 +598,7 @@ def timeline_figure(name: str, t: Any) -> go.Figure:
     fig = go.Figure()
     rows = sorted({(d, s) for d, s, _, _, _ in t.intervals})
     label = {r: f"GPU{r[0]} stream {r[1]}" for r in rows}
-    for cls in ("compute", "memory", "communication", "copy", "other"):
+    for cls in ("compute", "memory", "communication", "transfer", "other"):
         mine = [iv for iv in t.intervals if iv[2] == cls]
         if not mine:
             continue
@@ -637,7 +637,7 @@ def trace_timeline_figure(report: Any) -> go.Figure:
             rows.add(row)
             bars.setdefault(cls, []).append((row, (a.start_ns - t0) / 1e3, a.ns / 1e3, a.name[:80]))
             drawn += 1
-    for cls in ("compute", "memory", "communication", "copy", "other"):
+    for cls in ("compute", "memory", "communication", "transfer", "other"):
         mine = bars.get(cls, [])
         if mine:
             fig.add_trace(go.Bar(y=[r for r, _, _, _ in mine], x=[d for _, _, d, _ in mine],

@@ -256,7 +256,7 @@ def kernel_group_placements(call: str, timeline: Any, per_name: dict[str, dict[s
     machine's measured ceilings). Kernels ncu counted that the timeline lacks are placed
     by ncu's own replay time, said so."""
     from .place import PlacementError
-    from .timeline import short_name
+    from .timeline import short_name, why_text
 
     out: list[Placement] = []
     notes: list[str] = []
@@ -274,9 +274,12 @@ def kernel_group_placements(call: str, timeline: Any, per_name: dict[str, dict[s
         cls, basis = g.kernel_class, g.class_basis
         if p is not None:
             out.append(p)
-            if p.limiter in ("compute", "memory") and cls not in ("communication", "copy"):
-                cls, basis = p.limiter, "ncu's counters against the measured ceilings"
-        new_groups.append(dataclasses.replace(g, counters=dict(counts), kernel_class=cls, class_basis=basis))
+            if p.limiter in ("compute", "memory") and cls not in ("communication", "transfer"):
+                cls, basis = p.limiter, "from ncu's counters against the measured ceilings (measured)"
+        why = why_text(counts)
+        if p is not None and why:
+            out[-1] = dataclasses.replace(p, flags=p.flags + (f"why: {why}",))
+        new_groups.append(dataclasses.replace(g, counters=dict(counts), kernel_class=cls, class_basis=basis, why=why))
     for name, counts in per_name.items():
         if name in seen:
             continue

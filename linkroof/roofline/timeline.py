@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..schema import HostSummary, KernelGroup, TimelineSummary
 from ..units import format_time
@@ -187,7 +188,18 @@ def piece_name(classes: Iterable[str]) -> str:
     return " + ".join(c for c in CLASSES if c in set(classes))
 
 
-def overlap(activities: Sequence[Activity], lo: int | None = None, hi: int | None = None) -> dict[int, DeviceOverlap]:
+def communication_exposure(activities: Sequence[Activity], lo: int | None = None, hi: int | None = None,
+                           class_of: Any = None) -> tuple[int, int]:
+    """(communication's busy ns, its exposed ns): per device, communication with no other
+    class beside it on that device, the most of any device. The one rule of exposure, for
+    compare, score and trace alike."""
+    per = overlap(activities, lo, hi, class_of)
+    return (max((d.class_busy.get("communication", 0) for d in per.values()), default=0),
+            max((d.class_alone.get("communication", 0) for d in per.values()), default=0))
+
+
+def overlap(activities: Sequence[Activity], lo: int | None = None, hi: int | None = None,
+            class_of: Any = None) -> dict[int, DeviceOverlap]:
     """Per device, a sweep over the activities' intervals (clipped to [lo, hi] where
     given): each class's busy time, its time alone (no other class beside it on that
     device: exposed), every pair's time at once, and the pieces of the busy time by the
@@ -202,7 +214,7 @@ def overlap(activities: Sequence[Activity], lo: int | None = None, hi: int | Non
             e = min(e, hi)
         if e <= s:
             continue
-        cls = kernel_class(a)[0]
+        cls = class_of(a) if class_of is not None else kernel_class(a)[0]
         ev = events.setdefault(a.device, [])
         ev.append((s, 1, cls))
         ev.append((e, -1, cls))
@@ -335,8 +347,7 @@ def summarize(activities: Sequence[Activity], call_starts_ns: Sequence[int], hos
     per_dev = overlap(acts)
     dev = max(per_dev, key=lambda d: per_dev[d].busy)
     o = per_dev[dev]
-    comm_total = max((d.class_busy.get("communication", 0) for d in per_dev.values()), default=0)
-    comm_alone = max((d.class_alone.get("communication", 0) for d in per_dev.values()), default=0)
+    comm_total, comm_alone = communication_exposure(acts)
     pieces = dict(o.pieces)
     idle_dev = span - o.busy
     if idle_dev > 0:
@@ -651,6 +662,21 @@ HOST_BOUND = 0.5  # idle over this share of the call: the host, not the GPU, set
 LAUNCH_BOUND = HOST_BOUND  # the name older code and tests use
 
 
+def host_cause(t: TimelineSummary, measured_s: float | None = None) -> str | None:
+    """None where the GPU set the pace (idle at most HOST_BOUND of the call), else the
+    cause of the idle that host_verdict names: 'sync', 'host work', 'launch', 'graph', or
+    'unknown' (no API records, or none for the launches that ended the idle)."""
+    period = measured_s if measured_s else t.span_s
+    if not period or not t.busy_s and not t.kernels_per_call:
+        return None
+    if timed_idle(t, period) <= HOST_BOUND * period:
+        return None
+    causes = dict(t.host.idle_causes_s) if t.host is not None else {}
+    if not causes or max(causes.values()) <= 0:
+        return "unknown"
+    return max(causes, key=causes.get)
+
+
 def host_verdict(t: TimelineSummary, measured_s: float | None = None) -> str | None:
     """A verdict only when the GPU was idle for more than HOST_BOUND of the call (the
     timed median, else the recorded period, less the recorded kernels' busy time), named
@@ -789,3 +815,46 @@ def short_name(name: str) -> str:
         if not m.group(1):
             break
     return last or name[:80]
+
+
+# ------------------------------------------------------------------ why below the roof
+
+
+def why_text(c: dict[str, float]) -> str:
+    """One sentence on why a kernel sits where it does, from ncu's counters
+    (profiler/ncu.WHY_METRICS, per call, time-weighted): the first rule that its
+    figures meet, in order; '' where ncu gave none of them."""
+    def g(key: str) -> float | None:
+        v = c.get(f"why:{key}")
+        return v if v is not None and v == v else None
+
+    dram, sm, hit, occ = g("dram_pct"), g("sm_pct"), g("l2_hit_pct"), g("occupancy_pct")
+    ld, st, spr = g("ld_use_pct"), g("st_use_pct"), g("ld_sectors_per_req")
+    tensor = max((x for x in (g("tensor_pct"), g("tensor_gmma_pct")) if x is not None), default=None)
+    if all(x is None for x in (dram, sm, hit, occ, ld, st, tensor)):
+        return ""
+    at = f"DRAM {dram:.0f}% of its peak" if dram is not None else "DRAM not read"
+    if tensor is not None and tensor >= 80:
+        return (f"tensor pipes busy {tensor:.0f}% of its time: at the compute roof; only fewer FLOPs or a lower "
+                "precision are left (ncu)")
+    if dram is not None and dram >= 80 and ld is not None and 0 < ld < 50:
+        return (f"{at}, but only {ld:.0f}% of each loaded 32-byte sector is used (strided or scattered loads): "
+                "bound by bytes it does not need; make the accesses contiguous (ncu)")
+    if dram is not None and dram >= 80:
+        return f"{at}: memory-bound at the roof; only moving fewer bytes helps (fusion, a narrower type) (ncu)"
+    bad = [(n, u) for n, u in (("loads", ld), ("stores", st)) if u is not None and 0 < u < 50]
+    if bad:
+        what = " and ".join(f"{n} use {u:.0f}% of each 32-byte sector" for n, u in bad)
+        return (f"uncoalesced: {what}" + (f" ({spr:.0f} sectors a load request)" if spr else "")
+                + f", {at}: coalesce the accesses (a transpose: tile through shared memory) (ncu)")
+    if sm is not None and sm >= 80:
+        return (f"SM pipelines {sm:.0f}% busy, {at}: bound by instructions on the CUDA cores (math or index "
+                "arithmetic), not by memory (ncu)")
+    if hit is not None and hit >= 80 and (dram is None or dram < 50):
+        return f"served from L2 ({hit:.0f}% hits), {at}: DRAM is not its limit (ncu)"
+    if occ is not None and occ < 50:
+        return (f"little work in flight: {occ:.0f}% of warp slots active, {at}"
+                + (f", SM {sm:.0f}%" if sm is not None else "") + ": latency-bound; more warps or more independent "
+                "loads per thread (ncu)")
+    return (f"{at}" + (f", SM {sm:.0f}%" if sm is not None else "") + ": neither at its peak: latency-bound "
+            "(dependent accesses, too few loads in flight) (ncu)")

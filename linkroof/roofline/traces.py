@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .collectives import busbw_factor, canonical
-from .timeline import Activity, intersect, kernel_class, length, nccl_collective, union
+from .timeline import Activity, communication_exposure, intersect, kernel_class, length, nccl_collective, union
 
 # c10 scalar type names (kernel and record_param_comms `dtype`) and record_shapes'
 # `Input type` spellings -> linkroof's names and element bytes
@@ -318,12 +318,12 @@ def step_summary(rank: int | None, name: str, lo: int, hi: int, activities: Sequ
         n_coll += id(a) in comm_ids
         by_class.setdefault(cls, []).append(iv)
     busy = union(iv for ivs in by_class.values() for iv in ivs)
-    comm = union(by_class.get("communication", []))
-    work = union(iv for cls, ivs in by_class.items() if cls != "communication" for iv in ivs)
-    over = length(intersect(comm, work))
+    # exposure per device, by the one rule compare and score use (timeline.communication_exposure)
+    comm, exposed = communication_exposure(activities, lo, hi,
+                                           lambda a: "communication" if id(a) in comm_ids else kernel_class(a)[0])
     return StepSummary(rank, name, lo, hi, length(busy) * 1e-9, (hi - lo - length(busy)) * 1e-9,
                        {cls: length(union(ivs)) * 1e-9 for cls, ivs in sorted(by_class.items())},
-                       length(comm) * 1e-9, over * 1e-9, (length(comm) - over) * 1e-9, n_coll)
+                       comm * 1e-9, (comm - exposed) * 1e-9, exposed * 1e-9, n_coll)
 
 
 def exposed_s(call: CollectiveCall, activities: Sequence[Activity], comm_ids: set[int]) -> float:
