@@ -171,7 +171,7 @@ def time_kernel(device: int, run: Callable[[Any], None], reps: int, warmup: int 
 
 def time_calls(call: Callable[[int], Any], reps: int, framework: str = "cupy", gated: bool = False,
                ops_per_call: int = 1, min_batch_s: float = 0.0, windows: list | None = None,
-               lead: bool = True) -> list[float]:
+               lead: bool = True, on_batch: Callable[[], None] | None = None) -> list[float]:
     """User code (`linkroof compare`): seconds per `call(i)`, on the current stream of
     CuPy or PyTorch, with the same protocol. Ungated by default: user code may wait on
     the host, which would hold the gate until it times out; then the calls run in
@@ -181,11 +181,12 @@ def time_calls(call: Callable[[int], Any], reps: int, framework: str = "cupy", g
     operations one call launches) sizes the gated batches to what the launch queue holds.
     `windows`, where given, gets each kept batch's host window (perf_counter seconds,
     from queueing its first call to its end event's wait): the clock samples taken in it
-    give the batch's clock state. `lead`: a gated batch starts with an untimed call
+    give the batch's clock state; `on_batch()` runs after each batch's end event is
+    waited for (a clock reading of that batch's end, outside the timed events). `lead`: a gated batch starts with an untimed call
     behind the gate, as an ungated one does (see _time_gated_batches)."""
     counter = iter(range(1 << 62))
     if not gated:
-        return _time_batches(framework, lambda: call(next(counter)), reps, min_batch_s, windows)
+        return _time_batches(framework, lambda: call(next(counter)), reps, min_batch_s, windows, on_batch)
     cupy = cp()
     if framework == "torch":
         import torch
@@ -200,7 +201,7 @@ def time_calls(call: Callable[[int], Any], reps: int, framework: str = "cupy", g
         device = cupy.cuda.Device().id
         s = cupy.cuda.get_current_stream()
     return _time_gated_batches(device, s, lambda: call(next(counter)), reps, max(1, ops_per_call), min_batch_s,
-                               windows, lead)
+                               windows, lead, on_batch)
 
 
 UNGATED_SAMPLES = 10
@@ -227,7 +228,7 @@ class _Events:
 
 
 def _time_batches(framework: str, call: Callable[[], Any], calls: int, min_batch_s: float = 0.0,
-                  windows: list | None = None) -> list[float]:
+                  windows: list | None = None, on_batch: Callable[[], None] | None = None) -> list[float]:
     """Ungated user code: `calls` calls back to back in UNGATED_SAMPLES batches, an event
     before and after each batch only (an event pair around every call cost the host
     enough to slow a 9 us GEMM to 22.6 us, where torch.utils.benchmark read 13.0): seconds
@@ -250,6 +251,8 @@ def _time_batches(framework: str, call: Callable[[], Any], calls: int, min_batch
             call()
         ev.stop()
         ev.wait()
+        if on_batch is not None:  # outside the events: the next batch starts with an untimed lead call
+            on_batch()
         spans.append((t0, time.perf_counter()))
         out.append(ev.seconds() / batch)
         if len(out) == 1 and (longer := _lengthened(batch, out[0], min_batch_s, MAX_BATCH)):
@@ -268,7 +271,8 @@ def _lengthened(batch: int, per_call_s: float, min_batch_s: float, most: int) ->
 
 
 def _time_gated_batches(device: int, s: Any, call: Callable[[], Any], calls: int, ops_per_call: int,
-                        min_batch_s: float = 0.0, windows: list | None = None, lead: bool = True) -> list[float]:
+                        min_batch_s: float = 0.0, windows: list | None = None, lead: bool = True,
+                        on_batch: Callable[[], None] | None = None) -> list[float]:
     """User code behind the gate: UNGATED_SAMPLES batches, each queued whole behind the
     spin kernel (as many calls as the launch queue holds), an event before and after the
     batch only, then released: seconds per call, one value per batch, the GPU's own time
@@ -294,6 +298,8 @@ def _time_gated_batches(device: int, s: Any, call: Callable[[], Any], calls: int
             t0 = time.perf_counter()
             flag.release()
             s.synchronize()
+            if on_batch is not None:
+                on_batch()
             spans.append((t0, time.perf_counter()))
             if flag.timed_out:
                 raise GateTimeout("the spin gate timed out before the calls were all queued; figures discarded "

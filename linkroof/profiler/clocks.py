@@ -10,7 +10,7 @@ from typing import Any
 
 from ..roofline.clockstate import ClockSample
 
-PERIOD_S = 0.005
+PERIOD_S = 0.02  # 5 ms slowed a host-bound chain of 200 torch adds by 2.5 % (benchmarks/sampler_ab.py); a load's clock falls over ~0.3 s
 
 
 class ClockSampler:
@@ -35,6 +35,11 @@ class ClockSampler:
         return ClockSample(time.perf_counter(), get("clock", self.device, q.CLOCK_SM),
                            get("clock", self.device, q.CLOCK_MEM), power / 1000 if power is not None else None,
                            get("clocks_event_reasons", self.device))
+
+    def mark(self) -> None:
+        """One reading now, from the caller's thread: a timed batch's own clock at its end
+        (the thread's period is too coarse for batches of a few ms)."""
+        self.samples.append(self.read())
 
     def max_sm_mhz(self) -> float | None:
         from . import nvml as q

@@ -32,7 +32,8 @@ class Timer:
         raise NotImplementedError
 
     def time_calls(self, call: Callable[[int], Any], reps: int, ops_per_call: int = 1,
-                   min_batch_s: float = 0.0, windows: list | None = None) -> list[float]:
+                   min_batch_s: float = 0.0, windows: list | None = None,
+                   on_batch: Callable[[], None] | None = None) -> list[float]:
         raise NotImplementedError
 
 
@@ -89,11 +90,12 @@ class CudaTimer(Timer):
             cupy.cuda.Device().synchronize()
 
     def time_calls(self, call: Callable[[int], Any], reps: int, ops_per_call: int = 1,
-                   min_batch_s: float = 0.0, windows: list | None = None) -> list[float]:
+                   min_batch_s: float = 0.0, windows: list | None = None,
+                   on_batch: Callable[[], None] | None = None) -> list[float]:
         from ..microbench.timing import time_calls
 
         return time_calls(call, reps, self.framework, gated=self.gated, ops_per_call=ops_per_call,
-                          min_batch_s=min_batch_s, windows=windows)
+                          min_batch_s=min_batch_s, windows=windows, on_batch=on_batch)
 
 
 MIN_BATCH_S = 2e-3  # an ungated batch's least length: its start on an empty queue stays under 1 % of it
@@ -259,7 +261,7 @@ def run_callable(name: str, fn: Callable[..., Any], make_inputs: Callable[[], An
     t0 = time.perf_counter()
     if clocks is not None:
         with clocks:
-            times = timer.time_calls(counted, reps, min_batch_s=MIN_BATCH_S, windows=windows)
+            times = timer.time_calls(counted, reps, min_batch_s=MIN_BATCH_S, windows=windows, on_batch=clocks.mark)
     else:
         times = timer.time_calls(counted, reps, min_batch_s=MIN_BATCH_S)
     loop_s = time.perf_counter() - t0
@@ -277,7 +279,7 @@ def run_callable(name: str, fn: Callable[..., Any], make_inputs: Callable[[], An
         swin: list[tuple[float, float]] = []
         with clocks:
             sustained_times = timer.time_calls(lambda i: call(fn, sets[i % len(sets)]), reps, min_batch_s=MIN_BATCH_S,
-                                               windows=swin)
+                                               windows=swin, on_batch=clocks.mark)
         sustained_clock = _clock_state(sustained_times, swin, clocks, "the calls timed again once the clock settled")
         user_s += time.perf_counter() - t0
     made = max(1, made)
@@ -331,7 +333,8 @@ def run_callable(name: str, fn: Callable[..., Any], make_inputs: Callable[[], An
                     with clocks:
                         gated_times = gated_timer.time_calls(lambda i: call(fn, sets[i % len(sets)]),
                                                              max(5, reps // 2), ops_per_call=ops,
-                                                             min_batch_s=MIN_BATCH_S, windows=gwin)
+                                                             min_batch_s=MIN_BATCH_S, windows=gwin,
+                                                             on_batch=clocks.mark)
                 else:
                     gated_times = gated_timer.time_calls(lambda i: call(fn, sets[i % len(sets)]), max(5, reps // 2),
                                                          ops_per_call=ops, min_batch_s=MIN_BATCH_S)

@@ -51,7 +51,7 @@ def _mean(xs: Sequence[float | None]) -> float | None:
 
 def in_window(samples: Sequence[ClockSample], t0: float, t1: float) -> list[ClockSample]:
     """The samples taken in [t0, t1], or the one nearest it where none was."""
-    inside = [s for s in samples if t0 <= s.t <= t1]
+    inside = sorted((s for s in samples if t0 <= s.t <= t1), key=lambda s: s.t)
     if inside or not samples:
         return inside
     mid = (t0 + t1) / 2
