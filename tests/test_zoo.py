@@ -190,8 +190,12 @@ def test_the_drift_threshold_edges(slower, drifting):
     s = CS.clock_state(times, wins, fell, 1980)
     assert (s.state == "drifting") is drifting
     steady = [CS.ClockSample(i * 0.01, 1980, 3201, 300, 0) for i in range(60)]
-    s2 = CS.clock_state(times, wins, steady, 1980)
-    assert s2.state == "burst" and ("not a clock effect" in s2.note) is drifting
+    host_bound = CS.clock_state(times, wins, steady, 1980, busy_share=0.2)
+    assert host_bound.state == "burst" and ("the host's own speed, not a clock state" in host_bound.note) is drifting
+    # NVML's clock lags: a GPU busy throughout cannot have been slowed by its host: a GPU state, inferred
+    gpu_bound = CS.clock_state(times, wins, steady, 1980, busy_share=0.99)
+    assert (gpu_bound.state == "drifting") is drifting and (not drifting or "inferred" in gpu_bound.note)
+    assert CS.clock_state(times, wins, steady, 1980, busy_share=CS.GPU_BUSY - 0.01).state == "burst"
 
 
 def test_a_late_clock_fall_is_a_drift_and_a_held_clock_is_sustained():

@@ -267,22 +267,6 @@ def run_callable(name: str, fn: Callable[..., Any], make_inputs: Callable[[], An
     loop_s = time.perf_counter() - t0
     user_s += loop_s
     after = counters.read() if counters else {}
-    clock = _clock_state(times, windows, clocks, "the timed calls" + (" (steady state)" if steady_note else ""))
-    sustained_times: list[float] = []
-    sustained_clock = None
-    if clock is not None and clock.state == "drifting" and not steady:
-        # the clock moved under the timed calls: time them again once it has settled, so
-        # both states are measured (the burst figure above, the sustained one here)
-        t0 = time.perf_counter()
-        steady_note = settle(lambda: call(fn, sets[0]), timer.sync, clocks)
-        clocks.samples.clear()
-        swin: list[tuple[float, float]] = []
-        with clocks:
-            sustained_times = timer.time_calls(lambda i: call(fn, sets[i % len(sets)]), reps, min_batch_s=MIN_BATCH_S,
-                                               windows=swin, on_batch=clocks.mark)
-        sustained_clock = _clock_state(sustained_times, swin, clocks, "the calls timed again once the clock settled")
-        user_s += time.perf_counter() - t0
-    made = max(1, made)
     summary, timeline_note, recording = None, "", None
     if recorder is not None:
         ok, why = recorder.available()
@@ -313,6 +297,25 @@ def run_callable(name: str, fn: Callable[..., Any], make_inputs: Callable[[], An
             except Exception as e:  # noqa: BLE001 - CUPTI refused (a profiler attached, a driver mismatch)
                 timeline_note = f"no CUPTI timeline ({type(e).__name__}: {str(e)[:160]})"
             user_s += time.perf_counter() - t0
+    busy = (min(1.0, summary.busy_s / statistics.median(times)) if summary is not None and times
+            and summary.span_s else None)
+    clock = _clock_state(times, windows, clocks, "the timed calls" + (" (steady state)" if steady_note else ""), busy)
+    sustained_times: list[float] = []
+    sustained_clock = None
+    if clock is not None and clock.state == "drifting" and not steady:
+        # the clock moved under the timed calls: time them again once it has settled, so
+        # both states are measured (the burst figure above, the sustained one here)
+        t0 = time.perf_counter()
+        steady_note = settle(lambda: call(fn, sets[0]), timer.sync, clocks)
+        clocks.samples.clear()
+        swin: list[tuple[float, float]] = []
+        with clocks:
+            sustained_times = timer.time_calls(lambda i: call(fn, sets[i % len(sets)]), reps, min_batch_s=MIN_BATCH_S,
+                                               windows=swin, on_batch=clocks.mark)
+        sustained_clock = _clock_state(sustained_times, swin, clocks, "the calls timed again once the clock settled",
+                                       busy)
+        user_s += time.perf_counter() - t0
+    made = max(1, made)
     ops = max(1, int(round(summary.activities_per_call))) if summary is not None and summary.activities_per_call else 1
     gated_times: list[float] = []
     gated_note = ""
@@ -338,7 +341,9 @@ def run_callable(name: str, fn: Callable[..., Any], make_inputs: Callable[[], An
                 else:
                     gated_times = gated_timer.time_calls(lambda i: call(fn, sets[i % len(sets)]), max(5, reps // 2),
                                                          ops_per_call=ops, min_batch_s=MIN_BATCH_S)
-                gated_clock = _clock_state(gated_times, gwin, clocks, "the gated pass")
+                gated_clock = _clock_state(gated_times, gwin, clocks, "the gated pass",
+                                           min(1.0, summary.busy_s / statistics.median(gated_times))
+                                           if summary is not None and gated_times and summary.span_s else None)
             except Exception as e:  # noqa: BLE001 - the gate timed out (the code waits on the host), or similar
                 gated_note = f"no gated pass ({type(e).__name__}: {str(e)[:160]}): the launch share is not measured"
         user_s += time.perf_counter() - t0
@@ -348,7 +353,7 @@ def run_callable(name: str, fn: Callable[..., Any], make_inputs: Callable[[], An
                          sustained_times, sustained_clock)
 
 
-def _clock_state(times: list[float], windows: list, clocks: Any, what: str) -> Any:
+def _clock_state(times: list[float], windows: list, clocks: Any, what: str, busy: float | None = None) -> Any:
     """The clock state of timed batches from the sampler's samples, or None."""
     if clocks is None:
         return None
@@ -359,7 +364,7 @@ def _clock_state(times: list[float], windows: list, clocks: Any, what: str) -> A
     except Exception:  # noqa: BLE001
         top = None
     return clock_state(times, windows, list(clocks.samples), top, f"NVML every {clocks.period_s * 1e3:.0f} ms "
-                       f"through {what}")
+                       f"and at each batch's end through {what}", busy)
 
 
 def clock_notes(result: CompareResult) -> list[str]:

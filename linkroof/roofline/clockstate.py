@@ -58,8 +58,11 @@ def in_window(samples: Sequence[ClockSample], t0: float, t1: float) -> list[Cloc
     return [min(samples, key=lambda s: abs(s.t - mid))]
 
 
+GPU_BUSY = 0.9  # a call whose GPU was busy this share of its time: the host does not set its time
+
+
 def clock_state(times_s: Sequence[float], windows: Sequence[tuple[float, float]], samples: Sequence[ClockSample],
-                max_sm_mhz: float | None = None, how: str = "") -> ClockState:
+                max_sm_mhz: float | None = None, how: str = "", busy_share: float | None = None) -> ClockState:
     """The clock state of timed batches (seconds per call, one per batch, each with its
     host window): each batch's SM clock from the samples in its window; burst = the
     first third of the batches, sustained = the last third; a drift when the two
@@ -85,7 +88,11 @@ def clock_state(times_s: Sequence[float], windows: Sequence[tuple[float, float]]
     late = (len(times_s) > 2 and burst > 0 and abs(times_s[-1] - burst) / burst > DRIFT and end_clock is not None
             and first is not None and end_clock < (1 - DRIFT) * first)
     median_sm = statistics.median(sms) if sms else None
-    if (drift > DRIFT and clock_moved) or late:
+    # NVML's SM clock reading lags a power cap's fall by more than a short timed loop lasts
+    # (a GEMM 10 % slower within 70 ms while NVML read 1980 MHz throughout, one H200): where
+    # the call kept the GPU busy, the host cannot have set its times, so a drift is the GPU's
+    gpu_state = drift > DRIFT and not clock_moved and busy_share is not None and busy_share >= GPU_BUSY
+    if (drift > DRIFT and clock_moved) or late or gpu_state:
         state = "drifting"
         if late and drift <= DRIFT:
             sustained, drift = times_s[-1], abs(times_s[-1] - burst) / burst
@@ -102,12 +109,19 @@ def clock_state(times_s: Sequence[float], windows: Sequence[tuple[float, float]]
     if held:
         parts.append("held by " + ", ".join(held))
     note = "; ".join(parts) + (f"; {how}" if how else "")
-    if state == "drifting":
+    if state == "drifting" and gpu_state:
+        note += (f"; the calls slowed {sustained / burst - 1:+.1%} from the first batches to the last with the GPU "
+                 f"busy {busy_share:.0%} of the time: a GPU state (clock or power; inferred: NVML's clock reading, "
+                 "which lags, did not show it)")
+    elif state == "drifting":
         note += (f"; the calls slowed {sustained / burst - 1:+.1%} from the first batches to the last as the SM "
                  f"clock went from {first:.0f} to {last:.0f} MHz")
     elif drift > DRIFT:
-        note += (f"; the calls' times moved {sustained / burst - 1:+.1%} from the first batches to the last with the "
-                 "SM clock steady: not a clock effect (for a host-bound call, the host's own speed)")
+        note += (f"; the calls' times moved {sustained / burst - 1:+.1%} from the first batches to the last with "
+                 "NVML's SM clock steady" + (f" and the GPU idle {1 - busy_share:.0%} of the call: the host's own "
+                                             "speed, not a clock state" if busy_share is not None else
+                                             ": cause not established (no timeline to say whether the host set "
+                                             "the pace; NVML's clock reading lags)"))
     return ClockState(state=state, samples=len(samples), sm_mhz_first=first, sm_mhz_last=last,
                       sm_mhz_median=median_sm, sm_mhz_max=max_sm_mhz,
                       mem_mhz=_mean([s.mem_mhz for s in samples]), power_w=power, reasons=held,
