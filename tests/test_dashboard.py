@@ -282,7 +282,7 @@ def test_roofline_page_shows_the_decomposition_and_the_cost_terms(app):
     assert '"fraction of cost bound"' in text and '"bandwidth-only bound ms"' in text
     fig = F.decomposition_figure([placed])
     bars = {t.name: t.x[0] for t in fig.data if t.type == "bar"}
-    assert bars["launch"] == pytest.approx(45) and bars["collective"] == pytest.approx(28)
+    assert bars["host launch (measured)"] == pytest.approx(45) and bars["collective"] == pytest.approx(28)
     assert sum(bars.values()) == pytest.approx(92)  # the stack is the measured time
     marker = next(t for t in fig.data if t.name == "cost-model bound")
     assert marker.x[0] == pytest.approx(placed.cost_bound_s * 1e6)

@@ -221,3 +221,17 @@ def test_exposure_is_per_device_everywhere():
     assert t.exposed_communication_s == pytest.approx(100e-6) and t.overlapped_communication_s == 0
     step = TR.step_summary(0, "s", 0, 100_000, [ar, gemm], {id(ar)})
     assert step.exposed_s == pytest.approx(100e-6)
+
+
+def test_a_batch_clock_measured_on_the_gpu_outranks_nvmls_lagging_reading():
+    """NVML read 1980 MHz throughout a GEMM that slowed 10 % (one H200, 2026-12-02): the
+    clocks measured on the GPU per batch (nvbench's method) show the fall, and the state
+    is a drift between two measured clocks, not an inference."""
+    times = [1392e-6] * 4 + [1532e-6] * 6
+    wins = [(i * 0.01, i * 0.01 + 0.01) for i in range(10)]
+    nvml = [CS.ClockSample(i * 0.005, 1980, 3201, 100, 0) for i in range(20)]
+    measured = [1980.0] * 4 + [1796.0] * 6
+    s = CS.clock_state(times, wins, nvml, 1980, busy_share=0.99, gpu_mhz=measured)
+    assert s.state == "drifting" and s.sm_mhz_first == pytest.approx(1980) and s.sm_mhz_last == pytest.approx(1796)
+    assert "measured on the GPU" in s.note and "inferred" not in s.note
+    assert CS.clock_state(times, wins, nvml, 1980, gpu_mhz=[1980.0] * 3).note.count("measured on the GPU") == 0

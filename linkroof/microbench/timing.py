@@ -171,7 +171,8 @@ def time_kernel(device: int, run: Callable[[Any], None], reps: int, warmup: int 
 
 def time_calls(call: Callable[[int], Any], reps: int, framework: str = "cupy", gated: bool = False,
                ops_per_call: int = 1, min_batch_s: float = 0.0, windows: list | None = None,
-               lead: bool = True, on_batch: Callable[[], None] | None = None) -> list[float]:
+               lead: bool = True, on_batch: Callable[[], None] | None = None,
+               sm_clock_mhz: list | None = None) -> list[float]:
     """User code (`linkroof compare`): seconds per `call(i)`, on the current stream of
     CuPy or PyTorch, with the same protocol. Ungated by default: user code may wait on
     the host, which would hold the gate until it times out; then the calls run in
@@ -185,8 +186,52 @@ def time_calls(call: Callable[[int], Any], reps: int, framework: str = "cupy", g
     waited for (a clock reading of that batch's end, outside the timed events). `lead`: a gated batch starts with an untimed call
     behind the gate, as an ungated one does (see _time_gated_batches)."""
     counter = iter(range(1 << 62))
+    clock = _sm_clock(framework, 2 * UNGATED_SAMPLES + 2) if sm_clock_mhz is not None else None
     if not gated:
-        return _time_batches(framework, lambda: call(next(counter)), reps, min_batch_s, windows, on_batch)
+        out = _time_batches(framework, lambda: call(next(counter)), reps, min_batch_s, windows, on_batch, clock)
+    else:
+        device, s = _current_stream(framework)
+        out = _time_gated_batches(device, s, lambda: call(next(counter)), reps, max(1, ops_per_call), min_batch_s,
+                                  windows, lead, on_batch, clock)
+    if clock is not None and sm_clock_mhz is not None:
+        sm_clock_mhz.extend(clock.mhz(len(out)))
+    return out
+
+
+UNGATED_SAMPLES = 10
+MAX_BATCH = 100_000
+
+
+class SmClock:
+    """Each timed batch's mean SM clock, measured on the GPU as nvbench does: a stamp
+    (kernels/linkroof.cu sm0_stamp: SM 0's %globaltimer and clock64) before the batch's
+    start event and after its end event, on the batch's stream; MHz = cycles / ns x 1e3."""
+
+    def __init__(self, device: int, stream: Any, batches: int):
+        from .cuda import sm_count
+
+        cupy = cp()
+        self.device, self.stream, self.sms = device, stream, sm_count(device)
+        with cupy.cuda.Device(device):
+            self.buf = cupy.zeros(4 * (batches + 2), dtype=cupy.uint64)
+        self.n = 0  # stamps taken
+
+    def stamp(self) -> None:
+        if 2 * self.n + 2 > self.buf.size:
+            return
+        launch(self.device, "sm0_stamp", self.sms, 1, (self.buf[2 * self.n:],), stream=self.stream)
+        self.n += 1
+
+    def mhz(self, last: int) -> list[float]:
+        """The last `last` batches' SM clocks (MHz), in order."""
+        v = self.buf.get().tolist()
+        pairs = [(v[4 * i], v[4 * i + 1], v[4 * i + 2], v[4 * i + 3]) for i in range(self.n // 2)]
+        out = [(c1 - c0) / (g1 - g0) * 1e3 if g1 > g0 else float("nan") for g0, c0, g1, c1 in pairs]
+        return out[-last:] if last else []
+
+
+def _current_stream(framework: str) -> tuple[int, Any]:
+    """(device, CuPy stream) of the framework's current stream."""
     cupy = cp()
     if framework == "torch":
         import torch
@@ -194,18 +239,19 @@ def time_calls(call: Callable[[int], Any], reps: int, framework: str = "cupy", g
         current = torch.cuda.current_stream()
         device = current.device.index if current.device.index is not None else torch.cuda.current_device()
         if hasattr(cupy.cuda.Stream, "from_external"):  # CuPy 14: torch's stream speaks the CUDA stream protocol
-            s = cupy.cuda.Stream.from_external(current)
-        else:
-            s = cupy.cuda.ExternalStream(current.cuda_stream, device)
-    else:
-        device = cupy.cuda.Device().id
-        s = cupy.cuda.get_current_stream()
-    return _time_gated_batches(device, s, lambda: call(next(counter)), reps, max(1, ops_per_call), min_batch_s,
-                               windows, lead, on_batch)
+            return device, cupy.cuda.Stream.from_external(current)
+        return device, cupy.cuda.ExternalStream(current.cuda_stream, device)
+    return cupy.cuda.Device().id, cupy.cuda.get_current_stream()
 
 
-UNGATED_SAMPLES = 10
-MAX_BATCH = 100_000
+def _sm_clock(framework: str, batches: int) -> SmClock | None:
+    """An SmClock on the framework's current stream, or None where CuPy is not here (a
+    torch-only install: the batch clocks then come from NVML alone)."""
+    try:
+        device, s = _current_stream(framework)
+        return SmClock(device, s, batches)
+    except Exception:  # noqa: BLE001 - no CuPy, or no kernel build: NVML's readings stand alone
+        return None
 
 
 class _Events:
@@ -228,7 +274,8 @@ class _Events:
 
 
 def _time_batches(framework: str, call: Callable[[], Any], calls: int, min_batch_s: float = 0.0,
-                  windows: list | None = None, on_batch: Callable[[], None] | None = None) -> list[float]:
+                  windows: list | None = None, on_batch: Callable[[], None] | None = None,
+                  clock: SmClock | None = None) -> list[float]:
     """Ungated user code: `calls` calls back to back in UNGATED_SAMPLES batches, an event
     before and after each batch only (an event pair around every call cost the host
     enough to slow a 9 us GEMM to 22.6 us, where torch.utils.benchmark read 13.0): seconds
@@ -246,10 +293,14 @@ def _time_batches(framework: str, call: Callable[[], Any], calls: int, min_batch
     while len(out) < samples:
         call()  # a lead call, untimed: the first event waits for it, and the host is ahead from then on
         t0 = time.perf_counter()
+        if clock is not None:
+            clock.stamp()
         ev.start()
         for _ in range(batch):
             call()
         ev.stop()
+        if clock is not None:
+            clock.stamp()
         ev.wait()
         if on_batch is not None:  # outside the events: the next batch starts with an untimed lead call
             on_batch()
@@ -272,7 +323,7 @@ def _lengthened(batch: int, per_call_s: float, min_batch_s: float, most: int) ->
 
 def _time_gated_batches(device: int, s: Any, call: Callable[[], Any], calls: int, ops_per_call: int,
                         min_batch_s: float = 0.0, windows: list | None = None, lead: bool = True,
-                        on_batch: Callable[[], None] | None = None) -> list[float]:
+                        on_batch: Callable[[], None] | None = None, clock: SmClock | None = None) -> list[float]:
     """User code behind the gate: UNGATED_SAMPLES batches, each queued whole behind the
     spin kernel (as many calls as the launch queue holds), an event before and after the
     batch only, then released: seconds per call, one value per batch, the GPU's own time
@@ -280,7 +331,7 @@ def _time_gated_batches(device: int, s: Any, call: Callable[[], Any], calls: int
     for the last one's end to be stamped (a 1024^3 GEMM read 8.5 us so, where its kernels
     back to back take 7). Short calls get batches of `min_batch_s`, sized as ungated."""
     cupy = cp()
-    per_gate = max(1, (MAX_QUEUED - 2) // ops_per_call - (1 if lead else 0))
+    per_gate = max(1, (MAX_QUEUED - 4) // ops_per_call - (1 if lead else 0))  # events, stamps, the lead
     samples = max(1, min(UNGATED_SAMPLES, calls))
     batch = min(per_gate, max(1, calls // samples))
     out: list[float] = []
@@ -291,10 +342,14 @@ def _time_gated_batches(device: int, s: Any, call: Callable[[], Any], calls: int
             flag = hold([device], [s])
             if lead:  # untimed: what the first call after the spin kernel pays is not in the batch
                 call()
+            if clock is not None:
+                clock.stamp()
             a.record(s)
             for _ in range(batch):
                 call()
             b.record(s)
+            if clock is not None:
+                clock.stamp()
             t0 = time.perf_counter()
             flag.release()
             s.synchronize()

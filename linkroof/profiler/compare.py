@@ -33,7 +33,7 @@ class Timer:
 
     def time_calls(self, call: Callable[[int], Any], reps: int, ops_per_call: int = 1,
                    min_batch_s: float = 0.0, windows: list | None = None,
-                   on_batch: Callable[[], None] | None = None) -> list[float]:
+                   on_batch: Callable[[], None] | None = None, sm_clock_mhz: list | None = None) -> list[float]:
         raise NotImplementedError
 
 
@@ -91,11 +91,11 @@ class CudaTimer(Timer):
 
     def time_calls(self, call: Callable[[int], Any], reps: int, ops_per_call: int = 1,
                    min_batch_s: float = 0.0, windows: list | None = None,
-                   on_batch: Callable[[], None] | None = None) -> list[float]:
+                   on_batch: Callable[[], None] | None = None, sm_clock_mhz: list | None = None) -> list[float]:
         from ..microbench.timing import time_calls
 
         return time_calls(call, reps, self.framework, gated=self.gated, ops_per_call=ops_per_call,
-                          min_batch_s=min_batch_s, windows=windows, on_batch=on_batch)
+                          min_batch_s=min_batch_s, windows=windows, on_batch=on_batch, sm_clock_mhz=sm_clock_mhz)
 
 
 MIN_BATCH_S = 2e-3  # an ungated batch's least length: its start on an empty queue stays under 1 % of it
@@ -258,10 +258,12 @@ def run_callable(name: str, fn: Callable[..., Any], make_inputs: Callable[[], An
         steady_note = "--steady asked for, but NVML's clocks cannot be read here: timed as it was"
     before = counters.read() if counters else {}
     windows: list[tuple[float, float]] = []
+    gpu_mhz: list[float] = []  # each batch's SM clock, measured on the GPU
     t0 = time.perf_counter()
     if clocks is not None:
         with clocks:
-            times = timer.time_calls(counted, reps, min_batch_s=MIN_BATCH_S, windows=windows, on_batch=clocks.mark)
+            times = timer.time_calls(counted, reps, min_batch_s=MIN_BATCH_S, windows=windows, on_batch=clocks.mark,
+                                     sm_clock_mhz=gpu_mhz)
     else:
         times = timer.time_calls(counted, reps, min_batch_s=MIN_BATCH_S)
     loop_s = time.perf_counter() - t0
@@ -299,7 +301,8 @@ def run_callable(name: str, fn: Callable[..., Any], make_inputs: Callable[[], An
             user_s += time.perf_counter() - t0
     busy = (min(1.0, summary.busy_s / statistics.median(times)) if summary is not None and times
             and summary.span_s else None)
-    clock = _clock_state(times, windows, clocks, "the timed calls" + (" (steady state)" if steady_note else ""), busy)
+    clock = _clock_state(times, windows, clocks, "the timed calls" + (" (steady state)" if steady_note else ""), busy,
+                         gpu_mhz)
     sustained_times: list[float] = []
     sustained_clock = None
     if clock is not None and clock.state == "drifting" and not steady:
@@ -309,11 +312,12 @@ def run_callable(name: str, fn: Callable[..., Any], make_inputs: Callable[[], An
         steady_note = settle(lambda: call(fn, sets[0]), timer.sync, clocks)
         clocks.samples.clear()
         swin: list[tuple[float, float]] = []
+        smhz: list[float] = []
         with clocks:
             sustained_times = timer.time_calls(lambda i: call(fn, sets[i % len(sets)]), reps, min_batch_s=MIN_BATCH_S,
-                                               windows=swin, on_batch=clocks.mark)
+                                               windows=swin, on_batch=clocks.mark, sm_clock_mhz=smhz)
         sustained_clock = _clock_state(sustained_times, swin, clocks, "the calls timed again once the clock settled",
-                                       busy)
+                                       busy, smhz)
         user_s += time.perf_counter() - t0
     made = max(1, made)
     ops = max(1, int(round(summary.activities_per_call))) if summary is not None and summary.activities_per_call else 1
@@ -331,19 +335,21 @@ def run_callable(name: str, fn: Callable[..., Any], make_inputs: Callable[[], An
             try:
                 gated_timer.time_calls(lambda i: call(fn, sets[i % len(sets)]), 2, ops_per_call=ops)  # its set-up
                 gwin: list[tuple[float, float]] = []
+                gmhz: list[float] = []
                 if clocks is not None:
                     clocks.samples.clear()
                     with clocks:
                         gated_times = gated_timer.time_calls(lambda i: call(fn, sets[i % len(sets)]),
                                                              max(5, reps // 2), ops_per_call=ops,
                                                              min_batch_s=MIN_BATCH_S, windows=gwin,
-                                                             on_batch=clocks.mark)
+                                                             on_batch=clocks.mark, sm_clock_mhz=gmhz)
                 else:
                     gated_times = gated_timer.time_calls(lambda i: call(fn, sets[i % len(sets)]), max(5, reps // 2),
                                                          ops_per_call=ops, min_batch_s=MIN_BATCH_S)
                 gated_clock = _clock_state(gated_times, gwin, clocks, "the gated pass",
                                            min(1.0, summary.busy_s / statistics.median(gated_times))
-                                           if summary is not None and gated_times and summary.span_s else None)
+                                           if summary is not None and gated_times and summary.span_s else None,
+                                           gmhz)
             except Exception as e:  # noqa: BLE001 - the gate timed out (the code waits on the host), or similar
                 gated_note = f"no gated pass ({type(e).__name__}: {str(e)[:160]}): the launch share is not measured"
         user_s += time.perf_counter() - t0
@@ -353,7 +359,8 @@ def run_callable(name: str, fn: Callable[..., Any], make_inputs: Callable[[], An
                          sustained_times, sustained_clock)
 
 
-def _clock_state(times: list[float], windows: list, clocks: Any, what: str, busy: float | None = None) -> Any:
+def _clock_state(times: list[float], windows: list, clocks: Any, what: str, busy: float | None = None,
+                 gpu_mhz: list[float] | None = None) -> Any:
     """The clock state of timed batches from the sampler's samples, or None."""
     if clocks is None:
         return None
@@ -364,7 +371,7 @@ def _clock_state(times: list[float], windows: list, clocks: Any, what: str, busy
     except Exception:  # noqa: BLE001
         top = None
     return clock_state(times, windows, list(clocks.samples), top, f"NVML every {clocks.period_s * 1e3:.0f} ms "
-                       f"and at each batch's end through {what}", busy)
+                       f"and at each batch's end through {what}", busy, gpu_mhz)
 
 
 def clock_notes(result: CompareResult) -> list[str]:

@@ -62,21 +62,28 @@ GPU_BUSY = 0.9  # a call whose GPU was busy this share of its time: the host doe
 
 
 def clock_state(times_s: Sequence[float], windows: Sequence[tuple[float, float]], samples: Sequence[ClockSample],
-                max_sm_mhz: float | None = None, how: str = "", busy_share: float | None = None) -> ClockState:
+                max_sm_mhz: float | None = None, how: str = "", busy_share: float | None = None,
+                gpu_mhz: Sequence[float] | None = None) -> ClockState:
     """The clock state of timed batches (seconds per call, one per batch, each with its
     host window): each batch's SM clock from the samples in its window; burst = the
     first third of the batches, sustained = the last third; a drift when the two
     medians differ by more than DRIFT. Without samples: state 'unknown', said why."""
-    if not samples or not times_s:
+    if (not samples and not gpu_mhz) or not times_s:
         return ClockState(state="unknown", samples=0, note=how or "no NVML clock samples were taken")
     third = max(1, len(times_s) // 3)
-    clocks = [_mean([s.sm_mhz for s in in_window(samples, *w)]) for w in windows] if windows else []
+    measured = bool(gpu_mhz) and len(gpu_mhz) == len(times_s) and all(m == m and m > 0 for m in gpu_mhz)
+    if measured:  # each batch's own SM clock, read on the GPU (nvbench's method): NVML's lags
+        clocks = list(gpu_mhz)
+        how = (how + "; " if how else "") + "each batch's SM clock measured on the GPU (SM 0's clock64 over " \
+            "%globaltimer, nvbench's method)"
+    else:
+        clocks = [_mean([s.sm_mhz for s in in_window(samples, *w)]) for w in windows] if windows else []
     burst = statistics.median(times_s[:third])
     sustained = statistics.median(times_s[-third:])
     drift = abs(sustained - burst) / burst if burst > 0 else 0.0
     first = _mean(clocks[:third]) if clocks else _mean([s.sm_mhz for s in samples[:max(1, len(samples) // 3)]])
     last = _mean(clocks[-third:]) if clocks else _mean([s.sm_mhz for s in samples[-max(1, len(samples) // 3):]])
-    sms = [s.sm_mhz for s in samples if s.sm_mhz is not None]
+    sms = [c for c in clocks if c is not None] if measured else [s.sm_mhz for s in samples if s.sm_mhz is not None]
     mask = 0
     for s in samples:
         mask |= s.reasons or 0

@@ -53,6 +53,21 @@ extern "C" __global__ void spin_wait(volatile int* flag, u64 timeout_ns, volatil
     }
 }
 
+// The SM clock under a timed batch, as nvbench measures it (its timestamps_kernel): of a
+// grid of one block per SM, the block on SM 0 writes %globaltimer (ns) and SM 0's
+// clock64() (cycles); two stamps around a batch give its mean SM clock, read on the GPU
+// itself (NVML's clock reading lags a power cap's fall by more than a batch lasts).
+extern "C" __global__ void sm0_stamp(u64* out) {
+    unsigned int smid;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+    if (smid == 0) {
+        u64 gts;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(gts));
+        out[0] = gts;
+        out[1] = (u64)clock64();
+    }
+}
+
 // ------------------------------------------------------------- SM copies
 
 // Loads and stores as volatile asm so that the compiler keeps all U loads ahead of the
