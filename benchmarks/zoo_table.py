@@ -13,8 +13,8 @@ from pathlib import Path
 answers = tomllib.loads(Path("examples/zoo/answers.toml").read_text())
 rows = [json.loads(line) for line in open(sys.argv[1])]
 print("| program | kernels: answer / got | verdict: answer / got | compare median | torch.utils.benchmark | "
-      "diff | clock state (timed calls) |")
-print("| --- | --- | --- | --- | --- | --- | --- |")
+      "diff | clock state (timed calls) | compare sustained (timed again once settled) | its diff |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 for r in rows:
     if r.get("part") != "time" or "error" in r:
         continue
@@ -28,5 +28,11 @@ for r in rows:
     med = r["median_s"]
     clock = (r.get("clock") or {}).get("state", "unknown")
     ok = all(v[1] for v in check.values())
+    import re
+
+    sus = next((float(m.group(1)) * 1e-6 for n in r.get("notes", []) if (m := re.match(r"sustained: ([0-9.]+) us", n))),
+               None)
+    sus_text = f"{sus * 1e6:.1f} us | {sus / tb - 1:+.1%}" if sus and tb else "- | -"
     print(f"| {r['program']} | {want_k} / {t.get('kernels_per_call', 0):g} | {want_v} / {got_v}"
-          f"{'' if ok else ' (MISS)'} | {med * 1e6:.1f} us | {tb * 1e6:.1f} us | {med / tb - 1:+.1%} | {clock} |")
+          f"{'' if ok else ' (MISS)'} | {med * 1e6:.1f} us | {tb * 1e6:.1f} us | {med / tb - 1:+.1%} | {clock} | "
+          f"{sus_text} |")
