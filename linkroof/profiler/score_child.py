@@ -171,17 +171,21 @@ def _timeline(fn: Any, runs: list, measured_s: float, host_s: float) -> dict | N
         return {"note": why}
     import torch
 
-    from ..roofline.timeline import launch_verdict, summarize, timed_parts
+    from ..roofline.timeline import host_verdict, summarize, timed_parts, with_host
 
     acts, starts, host = rec.record(20, lambda i: fn(*runs[i % len(runs)]), torch.cuda.synchronize)
     t = summarize(acts, starts, host, "cupti")
+    try:  # what the host did while the GPU idled (compare's second pass): names a sync, host work or launches
+        t = with_host(t, *rec.record_host(20, lambda i: fn(*runs[i % len(runs)]), torch.cuda.synchronize))
+    except Exception:  # noqa: BLE001 - the GPU-side timeline stands without it
+        pass
     timed, scaled = timed_parts(t, measured_s)  # compare's decomposition of the same facts
     parts = {k: v for k, v, _ in timed}
     return {"note": why + (f"; {scaled}" if scaled else ""), "kernels_per_call": t.kernels_per_call, "busy_s": t.busy_s,
             "exposed_communication_s": t.exposed_communication_s, "parts": parts,
             "kernels": [{"name": k.name[:200], "class": k.kernel_class, "launches_per_call": k.launches_per_call,
                          "time_per_call_s": k.time_per_call_s} for k in t.kernels[:20]],
-            "launch_verdict": launch_verdict(t, host, measured_s)}
+            "launch_verdict": host_verdict(t, measured_s)}
 
 
 def main(argv: list[str]) -> int:
