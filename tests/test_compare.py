@@ -226,3 +226,23 @@ def test_timing_notes_say_how_and_flag_a_launch_bound_kernel():
     assert "inferred from host and event times" in notes[-1] and not any("launch-bound" in n for n in notes)
     assert len(timing_notes(fast, "torch", gated=True)) == 2
     assert len(timing_notes(CompareResult("k", [1e-3] * 10, host_s_per_call=1.01e-3), "cupy", False)) == 2
+
+
+def test_compare_always_times_and_says_what_placing_needs(tmp_path, store_path, monkeypatch):
+    """Issue 29: no workload, no counters, no timeline: the call is still timed and
+    reported, with what it would need to be placed (it stopped with 'nothing to bound')."""
+    user = tmp_path / "bare.py"
+    user.write_text("import numpy as np\n"
+                    "def make_inputs():\n    return (np.arange(64, dtype=np.float32),)\n"
+                    "def k(a):\n    return a * 2\n")
+    monkeypatch.setattr(C, "CudaTimer", lambda framework, gated=False: FakeTimer(1.5e-3))
+    monkeypatch.setattr("linkroof.profiler.probe.probe", lambda replay=None, record=None: probe(replay="h200x2"))
+    res = CliRunner().invoke(cli, ["compare", f"{user}:k", "--inputs", f"{user}:make_inputs", "--profile",
+                                   "reference", "--no-timeline", "--no-counters", "--no-save", "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc["median_s"] == 1.5e-3 and doc["placements"][0]["limiter"] == "unknown"
+    assert any("To place it: --workload FILE" in n and "--counters" in n for n in doc["notes"])
+    plain = CliRunner().invoke(cli, ["compare", f"{user}:k", "--inputs", f"{user}:make_inputs", "--profile",
+                                     "reference", "--no-timeline", "--no-counters", "--no-save"])
+    assert plain.exit_code == 0 and "To place it" in plain.output
