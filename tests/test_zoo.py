@@ -235,3 +235,27 @@ def test_a_batch_clock_measured_on_the_gpu_outranks_nvmls_lagging_reading():
     assert s.state == "drifting" and s.sm_mhz_first == pytest.approx(1980) and s.sm_mhz_last == pytest.approx(1796)
     assert "measured on the GPU" in s.note and "inferred" not in s.note
     assert CS.clock_state(times, wins, nvml, 1980, gpu_mhz=[1980.0] * 3).note.count("measured on the GPU") == 0
+
+
+@pytest.mark.parametrize("spread, done", [(0.009, True), (0.02, False)])
+def test_settled_at_its_edge(spread, done):
+    """The clock has settled when its last three 100 ms windows' means are within 1 % of
+    their mean (--steady and the sustained re-timing wait for it)."""
+    samples = [CS.ClockSample(i * 0.01, 1500 * (1 + spread * ((i // 10) % 3 - 1)), 3201, 690, 4) for i in range(60)]
+    assert CS.settled(samples) is done
+    assert not CS.settled(samples[-15:])  # under three windows of history: not yet
+
+
+@pytest.mark.parametrize("late_us, cause", [(T.SYNC_SLACK_NS // 1000 - 1, "sync"),
+                                            (T.SYNC_SLACK_NS // 1000 + 3, "launch")])
+def test_a_sync_ending_before_the_idle_counts_within_its_slack(late_us, cause):
+    """A host wait that returned up to SYNC_SLACK_NS before the GPU went idle (CUPTI's
+    host and GPU stamps are one clock, a few us apart) is the idle's sync; earlier, it
+    waited for something else."""
+    k1 = T.Activity("kernel", "k", 0, 7, 0, 10_000, 1)
+    k2 = T.Activity("kernel", "k", 0, 7, 40_000, 50_000, 2)
+    calls = [T.HostCall("launch", "cudaLaunchKernel", -5_000, -2_000, 1),
+             T.HostCall("sync", "cudaStreamSynchronize", 1_000, 10_000 - late_us * 1000, 0),
+             T.HostCall("launch", "cudaLaunchKernel", 30_000, 32_000, 2)]
+    t = T.summarize([k1, k2], [-6_000], host_calls=calls)
+    assert T.host_cause(t) == cause
