@@ -237,7 +237,7 @@ def test_roofline_page_draws_the_decomposition(browser, tmp_path):
         page, errors = open_page(browser, base + "/roofline")
         page.wait_for_selector("#decomposition-graph .js-plotly-plot", timeout=20000)
         names = page.evaluate("document.querySelector('#decomposition-graph .js-plotly-plot').data.map(t => t.name)")
-        assert {"launch", "collective", "unexplained", "cost-model bound"} <= set(names), names
+        assert {"host launch (measured)", "collective", "unexplained", "cost-model bound"} <= set(names), names
         page.screenshot(path=str(shots_dir(tmp_path) / "roofline-decomposition.png"), full_page=True)
         assert not errors, errors
         page.close()
