@@ -269,7 +269,8 @@ def placements_table(placements: list[Any]) -> Table:
         cost = format_time(p.cost_bound_s) if p.cost_bound_s else "-"
         frac = f"{p.fraction_of_cost_bound:.1%}" if p.cost_bound_s else "-"
         terms = p.cost_terms_s or p.terms_s
-        t.add_row(Text(clean(p.workload.name)), p.ceilings_kind, format_time(p.measured_time_s),
+        measured = format_time(p.measured_time_s) + (f" ({p.clock.state})" if p.clock is not None else "")
+        t.add_row(Text(clean(p.workload.name)), p.ceilings_kind, measured,
                   format_time(p.bound_time_s), p.limiter, f"{p.fraction_of_roofline:.1%}", cost, frac,
                   ", ".join(f"{k} {format_time(v)}" for k, v in terms.items()), Text("; ".join(p.verdicts)))
     return t

@@ -259,3 +259,27 @@ def test_a_sync_ending_before_the_idle_counts_within_its_slack(late_us, cause):
              T.HostCall("launch", "cudaLaunchKernel", 30_000, 32_000, 2)]
     t = T.summarize([k1, k2], [-6_000], host_calls=calls)
     assert T.host_cause(t) == cause
+
+
+def test_a_placement_shows_its_clock_state_in_the_cli_and_the_dashboard(tmp_path):
+    import dataclasses
+
+    from rich.console import Console
+
+    from linkroof.dashboard import app as A
+    from linkroof.profiler.session import bundled_profile
+    from linkroof.render import placements_table
+    from linkroof.roofline.model import MachineModel
+    from linkroof.roofline.place import place
+    from linkroof.schema import ClockState, Workload
+
+    ref = bundled_profile()
+    clock = ClockState(state="drifting", samples=10, sm_mhz_first=1599, sm_mhz_last=1489, note="SM clock 1599 -> 1489")
+    p = dataclasses.replace(place(Workload("gemm", flops={"bf16": 2 * 8192 ** 3}), 1.4e-3,
+                                  MachineModel.from_profile(ref)), clock=clock)
+    con = Console(width=300, record=True)
+    con.print(placements_table([p]))
+    assert "(drifting)" in con.export_text()
+    prof = dataclasses.replace(ref, id="clocked", placements=(p,))
+    data = A.Data(str(tmp_path / "s.sqlite"), prof)
+    assert '"clock state": "drifting"' in str(A.page_roofline(data, "clocked")).replace("'", '"')

@@ -356,6 +356,7 @@ def page_roofline(data: Data, pid: str | None) -> Any:
     model = data.model(pid)
     placements = list(p.placements)
     rows = [{"workload": x.workload.name, "ceilings": x.ceilings_kind, "measured ms": round(x.measured_time_s * 1e3, 4),
+             "clock state": x.clock.state if x.clock is not None else "not sampled",
              "bandwidth-only bound ms": round(x.bound_time_s * 1e3, 4), "limiter": x.limiter,
              "fraction of roofline": f"{x.fraction_of_roofline:.1%}",
              "cost-model bound ms": round(x.cost_bound_s * 1e3, 4) if x.cost_bound_s else "",
