@@ -104,3 +104,34 @@ def tier3_rank(rank: int | None = None) -> TraceBuilder:
     t.op("c10d::allreduce_", 200, 30, {"Input Dims": [[]], "Input type": ["TensorList"]})
     t.kernel("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t", 300, 60, launch_ts=205, stream=20)
     return t
+
+
+def era2023_rank(rank: int = 0, world: int = 16) -> TraceBuilder:
+    """torch 2.0-2.1 with record_shapes on (the era of the 16- and 128-rank traces the
+    issue names): no NCCL metadata anywhere; every NCCL kernel is NCCL 2.1x's
+    ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t; the collective is known from the
+    `nccl:<op>` range ProcessGroupNCCL opens (its Input Dims: the inputs only) inside the
+    `c10d::<op>_` op (both tensors' dims); several process groups, so the group is known
+    only from the c10d op's output / input ratio. An all-gather of 1 GiB (bf16), a
+    reduce-scatter of 96 MiB, an all-to-all of 400 MiB (its group: unknown)."""
+    t = TraceBuilder(rank, world, pgs=(("0", world), ("1", 8), ("2", 2)))
+    t.step(1, 0, 5000)
+    ag_in = (1 << 30) // 2 // 8  # bf16 elements of one rank's shard, 8 ranks
+    t.op("c10d::_allgather_base_", 5, 200, {"Input Dims": [[ag_in * 8], [ag_in], [], []],
+                                            "Input type": ["c10::BFloat16", "c10::BFloat16", "", ""]})
+    t.events.append({"ph": "X", "cat": "user_annotation", "name": "nccl:_all_gather_base", "pid": 1, "tid": 1,
+                     "ts": 20, "dur": 100, "args": {"Input Dims": [[ag_in]], "Input type": ["c10::BFloat16"]}})
+    t.kernel("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t", 300, 900, launch_ts=40, stream=20)
+    rs_in = (96 << 20) // 4  # fp32 elements of the whole input, 2 ranks
+    t.op("c10d::_reduce_scatter_base_", 1300, 200, {"Input Dims": [[rs_in // 2], [rs_in], [], []],
+                                                    "Input type": ["float", "float", "", ""]})
+    t.events.append({"ph": "X", "cat": "user_annotation", "name": "nccl:_reduce_scatter_base", "pid": 1, "tid": 1,
+                     "ts": 1310, "dur": 100, "args": {"Input Dims": [[rs_in]], "Input type": ["float"]}})
+    t.kernel("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t", 1600, 400, launch_ts=1330, stream=20)
+    a2a = (400 << 20) // 1  # uint8 elements
+    t.op("c10d::alltoall_base_", 2100, 200, {"Input Dims": [[a2a], [a2a], [], []],
+                                             "Input type": ["unsigned char", "unsigned char", "", ""]})
+    t.events.append({"ph": "X", "cat": "user_annotation", "name": "nccl:all_to_all", "pid": 1, "tid": 1,
+                     "ts": 2110, "dur": 100, "args": {"Input Dims": [[a2a]], "Input type": ["unsigned char"]}})
+    t.kernel("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t", 2400, 1500, launch_ts=2130, stream=20)
+    return t

@@ -49,7 +49,12 @@ COLLECTIVE_NAMES = {
     "alltoall": "all_to_all", "alltoall_base": "all_to_all", "all_to_all": "all_to_all", "broadcast": "broadcast",
     "reduce": "reduce", "send": "sendrecv", "recv": "sendrecv", "recv_any_source": "sendrecv", "gather": "gather",
     "scatter": "scatter", "barrier": "barrier",
+    # the record_function ranges ProcessGroupNCCL opens around each call (torch 1.13-2.1:
+    # `nccl:all_reduce`, `nccl:_all_gather_base`, `nccl:_reduce_scatter_base`, ...)
+    "all_gather_base": "all_gather", "all_reduce_coalesced": "all_reduce", "all_gather_coalesced": "all_gather",
+    "reduce_scatter_coalesced": "reduce_scatter", "all_to_all_single": "all_to_all", "alltoall_single": "all_to_all",
 }
+NCCL_RANGE = "nccl:"  # ProcessGroupNCCL's range name prefix; its `Input Dims` are the call's inputs only
 
 
 def collective_name(raw: Any) -> str | None:
@@ -57,7 +62,10 @@ def collective_name(raw: Any) -> str | None:
     ('_allgather_base', 'c10d::allreduce_coalesced_'), else None."""
     if not isinstance(raw, str):
         return None
-    return COLLECTIVE_NAMES.get(raw.split("::", 1)[-1].strip().strip("_").lower())
+    name = raw.split("::", 1)[-1].strip()
+    if name.startswith(NCCL_RANGE):
+        name = name[len(NCCL_RANGE):]
+    return COLLECTIVE_NAMES.get(name.strip("_").lower())
 
 
 # c10d ops' tensor arguments: (output index, input index) in `Input Dims`
@@ -211,10 +219,17 @@ def facts_from_c10d(op: CommOp, groups: dict[str, int]) -> dict:
     base = op.name.split("::", 1)[-1]
     coll = collective_name(base)
     dims, types = op.args.get("Input Dims") or [], op.args.get("Input type") or []
+    if not isinstance(dims, list):
+        dims = []
+    if not isinstance(types, list):
+        types = []
     notes = []
-    out_i, in_i = C10D_ARGS.get(base, (0, 0))
-    in_n = _elements(dims[in_i]) if len(dims) > in_i else None
-    out_n = _elements(dims[out_i]) if len(dims) > out_i else None
+    if base.startswith(NCCL_RANGE):  # ProcessGroupNCCL's range: its inputs only (the local shard of an all-gather)
+        in_n, out_n = (_elements(dims[0]) if dims else None), None
+    else:
+        out_i, in_i = C10D_ARGS.get(base, (0, 0))
+        in_n = _elements(dims[in_i]) if len(dims) > in_i else None
+        out_n = _elements(dims[out_i]) if len(dims) > out_i else None
     dt = None
     for t in types:
         dt = dt or c10_dtype(t)
@@ -228,8 +243,33 @@ def facts_from_c10d(op: CommOp, groups: dict[str, int]) -> dict:
     if not group and coll:
         group = _group_from_ratio(coll, in_n, out_n)
         group_from = "derived (output / input elements)" if group else "unknown"
+    if not group:
+        notes.append("group size unknown: no `Group size` or `Process Group Ranks` on this era's ops, "
+                     + (f"and the trace has {len(groups)} process groups" if groups else "no distributedInfo")
+                     + " to tell which one ran it")
+    if coll == "all_gather" and out_n is None and in_n is not None and group:
+        out_n = in_n * group  # the range records the local shard: the output is the group's shards
     return {"collective": coll, "dtype": dt, "in": in_n, "out": out_n, "group": group, "group_from": group_from,
             "pg": "", "seq": None, "notes": notes}
+
+
+def merge_facts(inner: dict, outer: dict) -> dict:
+    """An `nccl:` range's facts (the collective, its inputs) completed by the enclosing
+    c10d op's (both tensors' shapes, so the group from their ratio): each fact from the
+    first that holds it."""
+    out = dict(inner)
+    for k in ("dtype", "in", "out"):
+        if out.get(k) is None:
+            out[k] = outer.get(k)
+    if not out.get("group") and outer.get("group"):
+        out["group"], out["group_from"] = outer["group"], outer["group_from"] + " (the enclosing c10d op)"
+    if out.get("collective") and not out.get("group"):
+        g = _group_from_ratio(out["collective"], out.get("in"), out.get("out"))
+        if g:
+            out["group"], out["group_from"] = g, "derived (output / input elements)"
+    if out.get("group"):
+        out["notes"] = [n for n in out["notes"] if not n.startswith("group size unknown")]
+    return out
 
 
 def innermost(ops: Sequence[CommOp], tid: int, t_ns: int) -> CommOp | None:
@@ -257,6 +297,13 @@ def collective_call(a: Activity, kernel_args: dict, launch: tuple[int, int] | No
             f, source = facts_from_args(op.args, groups, "launching op's args"), "launching op (record_param_comms)"
         elif op is not None:
             f, source = facts_from_c10d(op, groups), f"launching op ({op.name}, recorded shapes)"
+            if op.name.startswith(NCCL_RANGE) and launch:  # the c10d op around ProcessGroupNCCL's range
+                outer = [o for o in ops if o.tid == launch[0] and o.start_ns <= launch[1] <= o.end_ns
+                         and o.name.startswith("c10d::")]
+                if outer:
+                    c10d = min(outer, key=lambda o: o.end_ns - o.start_ns)
+                    f = merge_facts(f, facts_from_c10d(c10d, groups))
+                    source += f" and {c10d.name}"
         else:
             coll = nccl_collective(a.name)
             f = {"collective": coll, "dtype": None, "in": None, "out": None, "group": None, "group_from": "unknown",
