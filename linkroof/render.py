@@ -496,13 +496,13 @@ def trace_view(report: Any) -> Group:
                       style="dim"))
     if report.matched:
         mt = Table(title="Across ranks (kernel starts on one host's clock)", title_justify="left")
-        for col in ("Process group", "Call", "Collective", "Size", "Ranks", "Arrival skew", "Transfer (min)",
-                    "Last to arrive", "Matched by"):
+        for col in ("Process group", "Call", "Collective", "Size", "Ranks", "Arrival skew",
+                    "Transfer (from the last arrival)", "busbw of the transfer", "Last to arrive", "Matched by"):
             mt.add_column(col, overflow="fold")
         for m in report.matched[:200]:
-            mt.add_row(clean(str(m.key[1])) or "-", str(m.key[2]), m.collective or "unknown",
+            mt.add_row(clean(str(m.key[1])) or "-", str(m.key[-1]), m.collective or "unknown",
                        _opt(m.size_bytes, format_size), ",".join(map(str, m.ranks)), format_time(m.skew_s),
-                       format_time(m.transfer_s), _opt(m.last_rank, str), m.matched_by)
+                       format_time(m.transfer_s), _opt(m.busbw, format_rate), _opt(m.last_rank, str), m.matched_by)
         parts.append(mt)
     parts += [Text(clean(w), style="yellow") for w in report.warnings]
     return Group(*parts)

@@ -133,7 +133,9 @@ def test_across_ranks_the_transfer_is_the_shortest_and_the_skew_the_late_arrival
 def test_without_seq_calls_match_by_order_within_their_group(tmp_path):
     a, b = _read(tmp_path, G.tier2_rank(0), "a.json"), _read(tmp_path, G.tier2_rank(1), "b.json")
     rep = P.analyze([a, b], REF)
-    assert len(rep.matched) == 2 and {m.matched_by for m in rep.matched} == {"order within the process group"}
+    assert len(rep.matched) == 2
+    assert {m.matched_by for m in rep.matched} == {"order among the process group's calls of this collective, "
+                                                   "size and type"}
 
 
 def test_the_recorded_one_h200_trace(tmp_path):
@@ -262,3 +264,56 @@ def test_the_2023_era_names_its_collectives_from_nccl_ranges(tmp_path):
     assert rs.size_bytes == 96 << 20 and rs.group_size == 2 and rs.dtype == "fp32"
     assert a2a.size_bytes == 400 << 20 and a2a.dtype == "uint8" and a2a.group_size is None
     assert any("Group size" in n and "3 process groups" in n for n in a2a.notes)
+
+
+def test_matching_never_pairs_different_calls(tmp_path):
+    """Issue 30: matching by order paired a uint8 all-to-all with an int32 one, and an
+    all-to-all with an all-reduce. Rank 1 misses rank 0's first call: the rest still
+    pair with their own kind, the odd one is said unmatched; under one Seq, calls that
+    differ are never paired."""
+    from linkroof.roofline.traces import CollectiveCall, match_calls
+
+    def call(rank, t, coll, size, dtype, seq=None):
+        return CollectiveCall(rank, "ncclKernel_SendRecv", 0, 20, t, t + 100, coll, dtype, None, None, size, 2,
+                              "x", "0", seq)
+
+    r0 = [call(0, 0, "all_to_all", 400, "uint8"), call(0, 200, "all_to_all", 400, "int32"),
+          call(0, 400, "all_reduce", 64, "fp32")]
+    r1 = [call(1, 210, "all_to_all", 400, "int32"), call(1, 410, "all_reduce", 64, "fp32")]
+    matched, unmatched = match_calls(r0 + r1)
+    assert len(matched) == 2 and all(m.ranks == (0, 1) for m in matched)
+    assert {(m.collective, m.dtype) for m in matched} == {("all_to_all", "int32"), ("all_reduce", "fp32")}
+    assert len(unmatched) == 1 and unmatched[0].key[2:5] == ("all_to_all", 400, "uint8")
+    m2, u2 = match_calls([call(0, 0, "all_to_all", 400, "uint8", seq=7), call(1, 5, "all_reduce", 64, "fp32", seq=7)])
+    assert not m2 and "differ" in u2[0].why
+
+
+def test_a_late_peers_wait_is_not_transfer_and_savings_never_exceed_the_step(tmp_path):
+    """Rank 1 arrives 120 us late: rank 0's all-reduce waited 120 us of its 300. Its
+    transfer busbw leaves the wait out (the same on both ranks), and its saving at
+    NCCL's speed counts only the transfer; the step's saving never exceeds its exposed
+    communication (two calls at once share it)."""
+    r0, r1 = _read(tmp_path, G.tier1_rank(0), "r0.json"), _read(tmp_path, G.tier1_rank(1, 120.0), "r1.json")
+    rep = P.analyze([r0, r1], REF)
+    ar = [r for r in rep.rows if r.call.collective == "all_reduce"]
+    w = {r.call.rank: r.wait_s for r in ar}
+    assert w[0] == pytest.approx(120e-6) and w[1] == pytest.approx(0.0)
+    assert ar[0].transfer_busbw == ar[1].transfer_busbw and ar[0].transfer_busbw > ar[0].call.busbw
+    r = next(x for x in ar if x.call.rank == 0)
+    assert r.saving(0.0) <= r.call.duration_s - r.wait_s + 1e-12
+    for st, (a, b) in zip(rep.steps, rep.savings):
+        assert a <= min(st.exposed_s, st.span_s) + 1e-12 and b <= min(st.exposed_s, st.span_s) + 1e-12
+
+
+def test_two_collectives_at_once_save_no_more_than_the_step_exposes(tmp_path):
+    """Issue 30: two collectives running at once in a 300 us step 'saved' 524.8 us: each
+    call alone could save most of its 300 us, the step only the 300 us it exposed."""
+    t = G.TraceBuilder(0)
+    t.step(1, 0, 300)
+    for stream, seq in ((20, 1), (21, 2)):
+        t.kernel("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 0, 300,
+                 G.comm_args("allreduce", 4096 * 1024, 4096 * 1024, seq=seq), launch_ts=-3, stream=stream)
+    rep = P.analyze([_read(tmp_path, t)], REF)
+    assert sum(r.saving(r.nccl_s) for r in rep.rows) > 300e-6  # each alone: the sum overshoots
+    (a, b), = rep.savings
+    assert 0 < a <= 300e-6 + 1e-12 and b <= 300e-6 + 1e-12

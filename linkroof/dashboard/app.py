@@ -457,8 +457,13 @@ def trace_view(data: Data, pid: str | None) -> Any:
     if report.matched:
         import dataclasses
 
-        parts += [html.H4("Across ranks"), _table([{**dataclasses.asdict(m), "key": str(m.key), "ranks": str(m.ranks)}
-                                                  for m in report.matched])]
+        parts += [html.H4("Across ranks (transfer from the last arrival; each rank's wait apart)"),
+                  _table([{**dataclasses.asdict(m), "key": str(m.key), "ranks": str(m.ranks),
+                           "waits_s": ", ".join(f"rank {r}: {w * 1e6:.1f} us" for r, w in m.waits_s),
+                           "busbw of the transfer": m.busbw} for m in report.matched])]
+    if report.unmatched:
+        parts += [html.P(f"{len(report.unmatched)} call(s) not matched across ranks: "
+                         + "; ".join(f"{u.key}: {u.why}" for u in report.unmatched[:5]))]
     return html.Div(parts)
 
 

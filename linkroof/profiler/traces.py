@@ -278,6 +278,8 @@ class CollectiveRow:
     bound_s: float | None = None  # the cost model's latency-aware bound
     exposed_s: float = 0.0  # the call's time with no other work beside it on its GPU (measured)
     placement: Any = None
+    wait_s: float = 0.0  # matched across ranks: how long it waited for the last rank to arrive (measured)
+    transfer_busbw: float | None = None  # matched: bus bandwidth of the transfer alone, the wait left out
 
     @property
     def fraction_of_nccl(self) -> float | None:
@@ -289,10 +291,11 @@ class CollectiveRow:
 
     def saving(self, target_s: float | None) -> float:
         """Inferred: what the step would lose if this call took `target_s`: the part of
-        its time above the target, but no more than its exposed (measured) part."""
+        its transfer (its time less its wait for a late rank: no faster collective
+        shortens that) above the target, no more than its exposed (measured) part."""
         if target_s is None:
             return 0.0
-        return max(0.0, min(self.exposed_s, self.call.duration_s - target_s))
+        return max(0.0, min(self.exposed_s, self.call.duration_s - self.wait_s - target_s))
 
     def to_dict(self) -> dict:
         c = self.call
@@ -301,6 +304,7 @@ class CollectiveRow:
                 "group_from": c.group_from, "process_group": c.process_group, "seq": c.seq, "source": c.source,
                 "kernel": c.kernel, "device": c.device, "stream": c.stream, "start_ns": c.start_ns,
                 "duration_s": c.duration_s, "algbw": c.algbw, "busbw": c.busbw, "exposed_s": self.exposed_s,
+                "wait_s": self.wait_s, "transfer_busbw": self.transfer_busbw,
                 "nccl_s": self.nccl_s, "nccl_how": self.nccl_how, "fraction_of_nccl": self.fraction_of_nccl,
                 "bound_s": self.bound_s, "fraction_of_bound": self.fraction_of_bound, "notes": list(c.notes)}
 
@@ -313,6 +317,7 @@ class TraceReport:
     savings: list[tuple[float, float]]  # per step: (at NCCL's speed, at the bound), inferred
     matched: list[Any]
     warnings: list[str]
+    unmatched: list[Any] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         import dataclasses as dc
@@ -322,7 +327,8 @@ class TraceReport:
                 "steps": [{**{k: v for k, v in dc.asdict(s).items()}, "span_s": s.span_s,
                            "saving_at_nccl_s": a, "saving_at_bound_s": b} for s, (a, b) in zip(self.steps,
                                                                                              self.savings)],
-                "across_ranks": [dc.asdict(m) for m in self.matched], "warnings": self.warnings}
+                "across_ranks": [{**dc.asdict(m), "busbw": m.busbw} for m in self.matched],
+                "unmatched": [dc.asdict(u) for u in self.unmatched], "warnings": self.warnings}
 
     def to_dataframe(self) -> Any:
         import pandas as pd
@@ -353,7 +359,7 @@ def analyze(traces: list[Trace], profile: Any) -> TraceReport:
     from ..roofline.cost import with_cost
     from ..roofline.model import MachineModel
     from ..roofline.place import PlacementError, place
-    from ..roofline.traces import exposed_s, match_across_ranks, step_summary
+    from ..roofline.traces import exposed_s, match_calls, step_summary
     from ..roofline.workload import WorkloadError, collective
 
     model = MachineModel.from_profile(profile)
@@ -391,14 +397,52 @@ def analyze(traces: list[Trace], profile: Any) -> TraceReport:
                 row.nccl_how = "not placed: " + ("size unknown" if not c.size_bytes else "group size unknown")
             trace_rows.append(row)
         rows += trace_rows
+    matched, unmatched = match_calls([r.call for r in rows]) if len(traces) > 1 else ([], [])
+    members = _member_index(rows)
+    for m in matched:
+        for rank, w in m.waits_s:
+            for r in members(m, rank):
+                r.wait_s, r.transfer_busbw = w, m.busbw
+    for t in traces:
+        comm_ids = t.comm_ids()
+        mine = {id(c) for c in t.collectives()}
+        trace_rows = [r for r in rows if id(r.call) in mine]
         windows = t.steps or [("whole trace", min(a.start_ns for a in t.activities),
                                max(a.end_ns for a in t.activities))]
         for name, lo, hi in windows:
-            steps.append(step_summary(t.rank, name, lo, hi, t.activities, comm_ids))
+            st = step_summary(t.rank, name, lo, hi, t.activities, comm_ids)
+            steps.append(st)
             inside = [r for r in trace_rows if lo <= r.call.start_ns < hi]
-            savings.append((sum(r.saving(r.nccl_s) for r in inside), sum(r.saving(r.bound_s) for r in inside)))
-    matched = match_across_ranks([r.call for r in rows]) if len(traces) > 1 else []
+            # calls that ran at once share their exposed time: the step saves at most its exposed
+            # communication (the union), and never more than the step itself
+            cap = min(st.exposed_s, st.span_s)
+            savings.append((min(cap, sum(r.saving(r.nccl_s) for r in inside)),
+                            min(cap, sum(r.saving(r.bound_s) for r in inside))))
     warnings = machine_warnings(traces, profile.topologies[0] if getattr(profile, "topologies", None) else None)
     for t in traces:
         warnings += [f"{Path(t.path).name}: {n}" for n in t.notes]
-    return TraceReport(traces, rows, steps, savings, matched, warnings)
+    if unmatched:
+        warnings.append(f"{len(unmatched)} call(s) not matched across ranks (a rank lacks the call, or the ranks' "
+                        "calls under one key differ); --json lists them with why")
+    return TraceReport(traces, rows, steps, savings, matched, warnings, unmatched)
+
+
+def _member_index(rows: list[CollectiveRow]) -> Any:
+    """rows -> a function (matched call, rank) -> the rows of that rank it holds (its key:
+    Seq, or the order among its process group's calls of one collective, size and type)."""
+    by_seq: dict[tuple, list[CollectiveRow]] = {}
+    by_what: dict[tuple, list[CollectiveRow]] = {}
+    for r in sorted(rows, key=lambda r: r.call.start_ns):
+        c = r.call
+        if c.seq is not None:
+            by_seq.setdefault((c.rank, c.process_group, c.seq), []).append(r)
+        else:
+            by_what.setdefault((c.rank, c.process_group, c.collective, c.size_bytes, c.dtype), []).append(r)
+
+    def members(m: Any, rank: int) -> list[CollectiveRow]:
+        if m.key[0] == "seq":
+            return by_seq.get((rank, m.key[1], m.key[2]), [])
+        pg, coll, size, dtype, i = m.key[1:]
+        return by_what.get((rank, pg, coll, size, dtype), [])[i:i + 1]
+
+    return members

@@ -389,43 +389,88 @@ def exposed_s(call: CollectiveCall, activities: Sequence[Activity], comm_ids: se
 @dataclass(frozen=True)
 class MatchedCall:
     """One collective call across the ranks of one job: matched by (process group, Seq)
-    where the trace has Seq, else by order within the process group (`matched_by`)."""
+    where the trace has Seq, else by order among the calls of the same process group,
+    collective, size and data type (`matched_by`); never two different calls."""
 
     key: tuple
     collective: str | None
     size_bytes: int | None
     ranks: tuple[int, ...]
     skew_s: float  # last arrival less first arrival (kernel starts)
-    transfer_s: float  # the shortest duration over ranks: the transfer without waiting
+    transfer_s: float  # from the last rank's arrival to the first rank's end: the transfer, no waiting in it
     last_rank: int | None  # the rank that arrived last (the others waited for it)
     matched_by: str
+    dtype: str | None = None
+    group_size: int | None = None
+    waits_s: tuple[tuple[int, float], ...] = ()  # (rank, how long it waited for the last arrival)
+
+    @property
+    def busbw(self) -> float | None:
+        """Bus bandwidth of the transfer alone (the wait for the last rank left out)."""
+        if not self.size_bytes or self.transfer_s <= 0 or not self.collective or not self.group_size:
+            return None
+        return self.size_bytes / self.transfer_s * busbw_factor(self.collective, self.group_size)
+
+
+@dataclass(frozen=True)
+class Unmatched:
+    """Calls that share a match key but not what they are: never paired, said so."""
+
+    key: tuple
+    ranks: tuple[int, ...]
+    why: str
+
+
+def _what(c: CollectiveCall) -> tuple:
+    return (c.collective, c.size_bytes, c.dtype)
 
 
 def match_across_ranks(calls: Sequence[CollectiveCall]) -> list[MatchedCall]:
+    """The calls of several ranks matched (match_calls), the unmatched left out."""
+    return match_calls(calls)[0]
+
+
+def match_calls(calls: Sequence[CollectiveCall]) -> tuple[list[MatchedCall], list[Unmatched]]:
+    """Calls matched across ranks by (process group, Seq), else by order among the calls
+    of one process group with the same collective, size and data type: a uint8
+    all-to-all is never paired with an int32 one, nor an all-to-all with an all-reduce.
+    Where the ranks' calls under one Seq differ, or a call has no partner, it is listed
+    unmatched with why. Transfer: from the last arrival to the first end."""
     by_rank: dict[int | None, list[CollectiveCall]] = {}
     for c in sorted(calls, key=lambda c: c.start_ns):
         by_rank.setdefault(c.rank, []).append(c)
     if len(by_rank) < 2:
-        return []
+        return [], []
     keyed: dict[tuple, list[CollectiveCall]] = {}
     for cs in by_rank.values():
-        order: dict[str, int] = {}
+        order: dict[tuple, int] = {}
         for c in cs:
             if c.seq is not None:
                 key = ("seq", c.process_group, c.seq)
             else:
-                i = order.get(c.process_group, 0)
-                order[c.process_group] = i + 1
-                key = ("order", c.process_group, i)
+                what = (c.process_group,) + _what(c)
+                i = order.get(what, 0)
+                order[what] = i + 1
+                key = ("order",) + what + (i,)
             keyed.setdefault(key, []).append(c)
-    out = []
+    out, unmatched = [], []
     for key, cs in keyed.items():
+        ranks = tuple(sorted(c.rank for c in cs if c.rank is not None))
         if len(cs) < 2:
+            unmatched.append(Unmatched(key, ranks, "no other rank has this call"))
+            continue
+        kinds = {_what(c) for c in cs}
+        if len(kinds) > 1:
+            unmatched.append(Unmatched(key, ranks, "the ranks' calls at this Seq differ: "
+                                       + "; ".join(f"{k[0]} {k[1]} B {k[2]}" for k in sorted(kinds, key=str))))
             continue
         first = min(c.start_ns for c in cs)
         last = max(cs, key=lambda c: c.start_ns)
-        out.append(MatchedCall(key, cs[0].collective, cs[0].size_bytes, tuple(sorted(c.rank for c in cs
-                                                                                    if c.rank is not None)),
-                               (last.start_ns - first) * 1e-9, min(c.duration_s for c in cs), last.rank,
-                               "Seq" if key[0] == "seq" else "order within the process group"))
-    return sorted(out, key=lambda m: m.key[1:])
+        transfer = max(0, min(c.end_ns for c in cs) - last.start_ns) * 1e-9
+        groups = {c.group_size for c in cs if c.group_size}
+        out.append(MatchedCall(key, cs[0].collective, cs[0].size_bytes, ranks, (last.start_ns - first) * 1e-9,
+                               transfer, last.rank, "Seq" if key[0] == "seq" else
+                               "order among the process group's calls of this collective, size and type",
+                               cs[0].dtype, groups.pop() if len(groups) == 1 else None,
+                               tuple((c.rank, (last.start_ns - c.start_ns) * 1e-9) for c in cs if c.rank is not None)))
+    return sorted(out, key=lambda m: str(m.key[1:])), unmatched
