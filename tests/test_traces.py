@@ -317,3 +317,28 @@ def test_two_collectives_at_once_save_no_more_than_the_step_exposes(tmp_path):
     assert sum(r.saving(r.nccl_s) for r in rep.rows) > 300e-6  # each alone: the sum overshoots
     (a, b), = rep.savings
     assert 0 < a <= 300e-6 + 1e-12 and b <= 300e-6 + 1e-12
+
+
+def test_a_large_trace_read_in_two_halves_reads_as_one(tmp_path, monkeypatch):
+    """The split read (two processes, halves at an event boundary) gives what one pass
+    gives; a boundary inside an event is caught by the first half's own decoding and the
+    file is read again in one pass."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("trace_speed", Path(__file__).parents[1] / "benchmarks" /
+                                                  "trace_speed.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    path = tmp_path / "big.json"
+    gen.generate(path, 3_000_000)
+    one = P.read_trace(path)
+    monkeypatch.setattr(P, "SPLIT_AT", 1 << 20)
+    two = P.read_trace(path)
+    assert P._split_point(path) is not None
+    assert two.activities == one.activities and len(two.collectives()) == len(one.collectives()) > 50
+    assert two.launches == one.launches and len(two.ops) == len(one.ops) and two.steps == one.steps
+    text = path.read_bytes()
+    inside = text.index(b'"sm90_xmma_gemm', len(text) // 2)  # a byte in the middle of an event
+    monkeypatch.setattr(P, "_split_point", lambda p: inside)
+    again = P.read_trace(path)
+    assert again.activities == one.activities

@@ -12,7 +12,12 @@ different jobs given together.
 
 from __future__ import annotations
 
+import bisect
+import dataclasses
 import gzip
+import os
+import re
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +25,8 @@ from typing import Any
 from ..errors import LinkroofError
 from ..files import regular_file
 from ..roofline.timeline import Activity
-from ..roofline.traces import CollectiveCall, CommOp, collective_call, collective_name, innermost, is_collective_kernel
+from ..roofline.traces import (CollectiveCall, CommOp, CommOps, collective_call, collective_name, innermost,
+                               is_collective_kernel)
 
 MAX_TRACE = 16 << 30  # bytes on disk; a trace is streamed, never held whole
 
@@ -83,16 +89,212 @@ def _open(p: Path) -> Any:
 
 
 COMM_OP_PREFIXES = ("record_param_comms", "c10d::", "nccl:")
+KINDS = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset"}
+RUNTIME = ("cuda_runtime", "cuda_driver")
+HOST_CATS = ("cpu_op", "user_annotation", "gpu_user_annotation")
+NO_ARGS: dict = {}
 
 
-def _stream(p: Path, on_event: Any) -> tuple[dict, int]:
-    """One pass over the file: each traceEvents item given to `on_event` as it is read
-    (never the whole list in memory), the other top-level keys returned; and how many
-    events there were."""
+def _dims(v: Any) -> tuple[int, int, int]:
+    """A kernel's grid or block as three ints ((0, 0, 0) where the trace has none)."""
+    if type(v) is list and len(v) == 3:
+        return int(v[0]), int(v[1]), int(v[2])
+    if not v:
+        return 0, 0, 0
+    x = [int(a) for a in v][:3]  # a list of another length; a non-list raises TypeError: the event is skipped
+    return tuple(x + [0] * (3 - len(x)))  # type: ignore[return-value]
+
+
+def _tid(e: dict) -> int:
+    tid = e.get("tid", 0)
+    return int(tid) if isinstance(tid, (int, float)) or str(tid).isdigit() else 0
+
+
+CHUNK = 8 << 20  # bytes read (decompressed) at a time
+MAX_EVENT = 64 << 20  # one event larger than this is not a profiler's: refused, never buffered whole
+
+
+SPLIT_AT = 256 << 20  # a plain file this large is read in two processes (two halves at an event boundary)
+
+
+def _stream(p: Path, col: _Collector) -> tuple[dict, int]:
+    """One pass over the events, each given to `col.on_event` as it is decoded (never the
+    whole list in memory): the top-level keys from the head of the file, where Kineto
+    writes them (a second, token-level pass only where the head lacks them); then the
+    traceEvents array decoded one event at a time by the standard library's C decoder
+    over a text buffer refilled in chunks (81 MB/s on the development machine, where
+    building items token by token in Python read 1.5 MB/s). A plain file over SPLIT_AT
+    on a machine of several cores is decoded in two processes, split at an event
+    boundary that the first half's own decoding must end on (else one pass). Returns
+    (meta, events)."""
+    meta, has_events = _top_keys(p, stop_at_events=True)
+    if has_events:
+        split = _split_point(p) if (os.cpu_count() or 1) > 1 and p.stat().st_size > SPLIT_AT else None
+        if split is not None:
+            done = _read_split(p, col, split)
+            if not done:
+                col.__init__()  # the boundary was not one: read it all here
+                col.n = _events(p, col.on_event)
+        else:
+            col.n = _events(p, col.on_event)
+        if not any(k in meta for k in ("deviceProperties", "distributedInfo")):
+            rest, _ = _top_keys(p, stop_at_events=False)  # written after the events by another writer
+            meta.update(rest)
+        meta.setdefault("traceEvents", None)
+    return meta, col.n
+
+
+def _split_point(p: Path) -> int | None:
+    """The byte offset of an event's '{' near the middle of a plain file: a ', {"' whose
+    object decodes to an event (a dict with "ph"); None for a compressed file, or where
+    none is found in the 4 MiB after the middle."""
+    import json
+
+    with open(p, "rb") as f:
+        if f.read(2) == b"\x1f\x8b":
+            return None
+        mid = p.stat().st_size // 2
+        f.seek(mid)
+        window = f.read(4 << 20)
+    for m in re.finditer(rb",\s*\{\"", window):
+        at = m.end() - 2
+        try:
+            obj, _ = json.JSONDecoder().raw_decode(window[at:].decode("utf-8", errors="strict"))
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if isinstance(obj, dict) and "ph" in obj:
+            return mid + at
+    return None
+
+
+def _read_part(path: str, start: int) -> _Collector:
+    """A worker's half: the events from byte `start` (an event's '{') to the array's end."""
+    col = _Collector()
+    col.n = _events(Path(path), col.on_event, start=start)
+    return col
+
+
+def _read_split(p: Path, col: _Collector, split: int) -> bool:
+    """The first half here, the second in a forked worker; False where the first half's
+    events do not end exactly at `split` (it was inside an event: read it all again)."""
+    import concurrent.futures as cf
+    import multiprocessing as mp
+
+    try:
+        ctx = mp.get_context("fork")
+    except ValueError:
+        return False
+    with cf.ProcessPoolExecutor(1, mp_context=ctx) as pool:
+        other = pool.submit(_read_part, str(p), split)
+        try:
+            col.n = _events(p, col.on_event, limit=split)
+        except _NotAtBoundary:
+            other.cancel()
+            return False
+        try:
+            col.merge(other.result())
+        except (cf.process.BrokenProcessPool, TraceError):  # the second half did not decode: one pass decides
+            return False
+    return True
+
+
+class _NotAtBoundary(Exception):
+    """The first half of a split read ended inside an event."""
+
+
+_WS = re.compile(r"[\s,]*")
+_HEAD = re.compile(r'"traceEvents"\s*:\s*\[')
+
+
+def _events(p: Path, on_event: Any, start: int | None = None, limit: int | None = None) -> int:
+    """Decode the traceEvents array's events, each to `on_event`; from byte `start` (an
+    event's '{', a split read's second half) instead of the array's opening, and up to
+    byte `limit` (its first half, which must end there on an event's end)."""
+    import codecs
+    import json
+
+    dec = json.JSONDecoder()
+    text_of = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    n = 0
+    f = _open(p)
+    left = limit
+    try:
+        if start is not None:
+            f.seek(start)
+        buf, eof = "", False
+
+        def more() -> bool:
+            nonlocal buf, eof, left
+            if eof:
+                return False
+            want = CHUNK if left is None else min(CHUNK, left)
+            raw = f.read(want) if want > 0 else b""
+            if left is not None:
+                left -= len(raw)
+            eof = not raw
+            buf += text_of.decode(raw, final=eof)
+            return not eof or bool(buf)
+
+        if start is None:
+            m = None
+            while m is None:  # the array's opening, in the head (its key found by the token pass)
+                m = _HEAD.search(buf)
+                if m is None and (eof or len(buf) > MAX_EVENT or not more()):
+                    raise TraceError(f"{p}: its traceEvents is not a list of events")
+            i = m.end()
+        else:
+            i = 0
+        while True:
+            i = _WS.match(buf, i).end()
+            if i >= len(buf):
+                buf, i = "", 0
+                if not more():
+                    if limit is not None:
+                        return n  # the first half ended on an event's end: the split held
+                    raise TraceError(f"{p}: the file ends mid-JSON after {n} events: a trace cut off before the "
+                                     "profiler finished writing it")
+                continue
+            if buf[i] == "]":
+                return n
+            try:
+                event, j = dec.raw_decode(buf, i)
+            except json.JSONDecodeError:
+                if eof:
+                    if limit is not None:
+                        raise _NotAtBoundary() from None
+                    raise TraceError(f"{p}: the file ends mid-JSON after {n} events: a trace cut off before the "
+                                     "profiler finished writing it" if buf.rstrip()[-1:] != "}" else
+                                     f"{p}: not a JSON trace (event {n + 1} does not parse)") from None
+                if len(buf) - i > MAX_EVENT:
+                    raise TraceError(f"{p}: event {n + 1} is larger than {MAX_EVENT >> 20} MiB or does not parse: "
+                                     "not a profiler's trace") from None
+                buf, i = buf[i:], 0
+                more()
+                continue
+            except RecursionError:
+                raise TraceError(f"{p}: event {n + 1} is nested too deep to be a profiler's event") from None
+            n += 1
+            on_event(event)
+            i = j
+            if i > CHUNK:  # drop what was read
+                buf, i = buf[i:], 0
+    except EOFError:
+        raise TraceError(f"{p}: the compressed file ends early after {n} events: a trace cut off before the "
+                         "profiler finished writing it") from None
+    except (OSError, zlib.error) as e:
+        raise TraceError(f"{p}: cannot be read as a trace ({type(e).__name__}: {str(e)[:100]})") from None
+    finally:
+        f.close()
+
+
+def _top_keys(p: Path, stop_at_events: bool) -> tuple[dict, bool]:
+    """The file's top-level keys but traceEvents, built from the token stream; with
+    `stop_at_events`, only those before it (Kineto writes deviceProperties and
+    distributedInfo first). And whether there is a traceEvents key at all."""
     import ijson
 
     meta: dict = {}
-    key, builder, item, n = None, None, None, 0
+    key, builder, has_events = None, None, False
 
     def close() -> None:
         if key is not None and builder is not None:
@@ -105,6 +307,10 @@ def _stream(p: Path, on_event: Any) -> tuple[dict, int]:
                 if event == "map_key":
                     close()
                     key, builder = value, (None if value == "traceEvents" else ijson.ObjectBuilder())
+                    if value == "traceEvents":
+                        has_events = True
+                        if stop_at_events:
+                            break
                 elif event == "end_map":
                     close()
                     key, builder = None, None
@@ -112,35 +318,25 @@ def _stream(p: Path, on_event: Any) -> tuple[dict, int]:
                     raise TraceError(f"{p}: a JSON list, not a trace object with traceEvents (a Chrome trace in "
                                      "the array form, from another tool)")
                 continue
-            if key == "traceEvents":
-                if prefix == "traceEvents":
-                    continue
-                if prefix == "traceEvents.item" and event == "start_map":
-                    item = ijson.ObjectBuilder()
-                if item is not None:
-                    item.event(event, value)
-                    if prefix == "traceEvents.item" and event == "end_map":
-                        n += 1
-                        on_event(item.value)
-                        item = None
-            elif builder is not None:
+            if builder is not None:
                 builder.event(event, value)
     except TraceError:
         raise
     except (ijson.common.JSONError, ValueError) as e:
-        first, last = _ends(p)
-        if first == b"{" and last != b"}":
-            raise TraceError(f"{p}: the file ends mid-JSON after {n} events: a trace cut off before the profiler "
-                             "finished writing it") from None
-        raise TraceError(f"{p}: not a JSON trace (after {n} events: {str(e).splitlines()[0][:80]})") from None
+        if not has_events:
+            first, last = _ends(p)
+            if first == b"{" and last != b"}":
+                raise TraceError(f"{p}: the file ends mid-JSON: a trace cut off before the profiler finished "
+                                 "writing it") from None
+            raise TraceError(f"{p}: not a JSON trace ({str(e).splitlines()[0][:80]})") from None
     except EOFError:
-        raise TraceError(f"{p}: the compressed file ends early after {n} events: a trace cut off before the "
-                         "profiler finished writing it") from None
-    except (OSError, UnicodeDecodeError) as e:
+        raise TraceError(f"{p}: the compressed file ends early: a trace cut off before the profiler finished "
+                         "writing it") from None
+    except (OSError, UnicodeDecodeError, zlib.error) as e:
         raise TraceError(f"{p}: cannot be read as a trace ({type(e).__name__}: {str(e)[:100]})") from None
     finally:
         f.close()
-    return meta, n
+    return meta, has_events
 
 
 def _ends(p: Path) -> tuple[bytes, bytes]:
@@ -159,54 +355,112 @@ def _ends(p: Path) -> tuple[bytes, bytes]:
     return first, last
 
 
+class _Collector:
+    """What read_trace keeps of the events, filled one event at a time (in this process,
+    or in a worker reading the second half of a large file)."""
+
+    def __init__(self) -> None:
+        self.acts: list[Activity] = []
+        self.kargs: list[dict] = []
+        self.launches: dict[int, tuple[int, int]] = {}
+        self.ops: list[CommOp] = []
+        self.gpu_steps: list[tuple[str, int, int]] = []
+        self.cpu_steps: list[tuple[str, int, int]] = []
+        self.bad = 0
+        self.shared: dict = {}  # one object per distinct name and grid: 1.2 M kernels of a few hundred names share them
+        self.n = 0
+
+    def merge(self, other: "_Collector") -> None:
+        """The events of the part after this one's."""
+        self.acts += other.acts
+        self.kargs += other.kargs
+        self.launches.update(other.launches)
+        self.ops += other.ops
+        self.gpu_steps += other.gpu_steps
+        self.cpu_steps += other.cpu_steps
+        self.bad += other.bad
+        self.n += other.n
+
+    def __getstate__(self) -> dict:
+        # activities as plain tuples: a slotted dataclass pickles through copyreg, several
+        # times slower for the 600 k a worker sends back
+        d = {k: v for k, v in self.__dict__.items() if k not in ("shared", "acts")}
+        d["acts"] = [(a.kind, a.name, a.device, a.stream, a.start_ns, a.end_ns, a.correlation, a.grid, a.block,
+                      a.bytes, a.copy_kind) for a in self.acts]
+        return d
+
+    def __setstate__(self, d: dict) -> None:
+        d["acts"] = [Activity(*t) for t in d["acts"]]
+        self.__dict__.update(d)
+        self.shared = {}
+
+    def on_event(self, e: Any) -> None:  # the hot loop: one call per event, categories tested cheapest first
+        if type(e) is not dict:
+            return
+        cat = e.get("cat")
+        kind = KINDS.get(cat)  # type: ignore[arg-type]
+        try:
+            if kind is not None:
+                if e.get("ph") != "X":
+                    return
+                args = e.get("args")
+                if type(args) is not dict:
+                    args = {}
+                name = str(e.get("name", ""))
+                name = self.shared.setdefault(name, name)
+                start = _ns(e["ts"])
+                end = start + _ns(e.get("dur", 0))
+                copy_kind = ""
+                grid = block = (0, 0, 0)
+                if kind == "kernel":
+                    grid, block = _dims(args.get("grid")), _dims(args.get("block"))
+                    grid, block = self.shared.setdefault(grid, grid), self.shared.setdefault(block, block)
+                elif kind == "memcpy":
+                    words = name.split()
+                    copy_kind = words[1] if len(words) > 1 else ""
+                self.acts.append(Activity(kind, name, int(args.get("device", 0) or 0), int(args.get("stream", 0) or 0),
+                                     start, end, int(args.get("correlation", 0) or 0), grid, block,
+                                     int(args.get("bytes", 0) or 0), copy_kind))
+                # a kernel's args are kept only where they can hold a collective's facts: the rest is memory
+                self.kargs.append(args if "Collective name" in args or "nccl" in name.lower() else NO_ARGS)
+            elif cat in RUNTIME:
+                args = e.get("args")
+                c = args.get("correlation") if type(args) is dict else None
+                if isinstance(c, (int, float)) and e.get("ph") == "X":
+                    self.launches[int(c)] = (_tid(e), _ns(e["ts"]))
+            elif cat in HOST_CATS:
+                name = e.get("name")
+                if not isinstance(name, str) or e.get("ph") != "X":
+                    return
+                step = name.startswith("ProfilerStep#")
+                if cat == "gpu_user_annotation":
+                    if step:
+                        start = _ns(e["ts"])
+                        self.gpu_steps.append((name, start, start + _ns(e.get("dur", 0))))
+                    return
+                if not step and not name.startswith(COMM_OP_PREFIXES):
+                    return
+                start = _ns(e["ts"])
+                end = start + _ns(e.get("dur", 0))
+                if step:
+                    self.cpu_steps.append((name, start, end))
+                else:
+                    args = e.get("args")
+                    self.ops.append(CommOp(name, _tid(e), start, end, args if type(args) is dict else {}))
+        except (KeyError, TypeError, ValueError, OverflowError):
+            self.bad += 1  # an event whose fields have the wrong type: skipped, counted, said
+
+
+
 def read_trace(path: str | Path) -> Trace:
     """One rank's trace file, or TraceError saying why it is not one."""
     p = regular_file(path, "trace")
     if p.stat().st_size > MAX_TRACE:
         raise TraceError(f"{p}: {p.stat().st_size} bytes is over the {MAX_TRACE}-byte limit for a trace")
-    acts: list[Activity] = []
-    kargs: list[dict] = []
-    launches: dict[int, tuple[int, int]] = {}
-    ops: list[CommOp] = []
-    gpu_steps: list[tuple[str, int, int]] = []
-    cpu_steps: list[tuple[str, int, int]] = []
-
-    def on_event(e: Any) -> None:
-        if not isinstance(e, dict) or e.get("ph") != "X":
-            return
-        cat, name, args = e.get("cat"), str(e.get("name", "")), e.get("args") or {}
-        if not isinstance(args, dict):
-            args = {}
-        try:
-            start = _ns(e["ts"])
-            end = start + _ns(e.get("dur", 0))
-        except (KeyError, TypeError, ValueError):
-            return
-        tid = e.get("tid", 0)
-        tid = int(tid) if isinstance(tid, (int, float)) or str(tid).isdigit() else 0
-        if cat in ("kernel", "gpu_memcpy", "gpu_memset"):
-            kind = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset"}[cat]
-            words = name.split()
-            copy_kind = words[1] if kind == "memcpy" and len(words) > 1 else ""
-            grid = tuple(int(x) for x in (args.get("grid") or (0, 0, 0))[:3]) if kind == "kernel" else (0, 0, 0)
-            block = tuple(int(x) for x in (args.get("block") or (0, 0, 0))[:3]) if kind == "kernel" else (0, 0, 0)
-            acts.append(Activity(kind, name, int(args.get("device", 0) or 0), int(args.get("stream", 0) or 0),
-                                 start, end, int(args.get("correlation", 0) or 0), grid, block,  # type: ignore[arg-type]
-                                 int(args.get("bytes", 0) or 0), copy_kind))
-            kargs.append(args)
-        elif cat in ("cuda_runtime", "cuda_driver"):
-            c = args.get("correlation")
-            if isinstance(c, (int, float)):
-                launches[int(c)] = (tid, start)
-        elif cat == "gpu_user_annotation" and name.startswith("ProfilerStep#"):
-            gpu_steps.append((name, start, end))
-        elif cat in ("cpu_op", "user_annotation"):
-            if name.startswith(COMM_OP_PREFIXES):
-                ops.append(CommOp(name, tid, start, end, args))
-            elif name.startswith("ProfilerStep#"):
-                cpu_steps.append((name, start, end))
-
-    meta, seen_events = _stream(p, on_event)
+    col = _Collector()
+    meta, seen_events = _stream(p, col)
+    acts, kargs, launches, ops = col.acts, col.kargs, col.launches, col.ops
+    gpu_steps, cpu_steps = col.gpu_steps, col.cpu_steps
     if not seen_events and "traceEvents" not in meta:
         raise TraceError(f"{p}: no traceEvents: not a Chrome / PyTorch profiler trace")
     if not acts:
@@ -228,19 +482,23 @@ def read_trace(path: str | Path) -> Trace:
     notes = []
     if not steps:
         notes.append("no ProfilerStep in the trace: the whole trace is one step")
+    if col.bad:
+        notes.append(f"{col.bad} event(s) with fields of the wrong type (ts, dur, grid, ...) were skipped")
     return Trace(str(p), rank, world, str(dist.get("backend", "")), list(meta.get("deviceProperties") or []),
-                 acts, kargs, launches, ops, steps, groups, notes=notes)
+                 acts, kargs, launches, CommOps(ops), steps, groups, notes=notes)
 
 
 def _gpu_windows(cpu_steps: list[tuple[str, int, int]], acts: list[Activity],
                  launches: dict[int, tuple[int, int]]) -> list[tuple[str, int, int]]:
     """Steps on the GPU where the trace has only the host's ProfilerStep ops: from the
     first to the last activity launched inside each."""
+    launched = sorted((launches[a.correlation][1], a.start_ns, a.end_ns) for a in acts if a.correlation in launches)
+    at = [x[0] for x in launched]
     out = []
     for name, lo, hi in cpu_steps:
-        mine = [a for a in acts if a.correlation in launches and lo <= launches[a.correlation][1] <= hi]
+        mine = launched[bisect.bisect_left(at, lo):bisect.bisect_right(at, hi)]
         if mine:
-            out.append((name, min(a.start_ns for a in mine), max(a.end_ns for a in mine)))
+            out.append((name, min(x[1] for x in mine), max(x[2] for x in mine)))
     return out
 
 
@@ -355,42 +613,34 @@ def machine_warnings(traces: list[Trace], topology: Any) -> list[str]:
 def analyze(traces: list[Trace], profile: Any) -> TraceReport:
     """Every collective of the traces against the profile's NCCL figures and cost model;
     each step's time by class, overlapped and exposed communication; the ranks matched."""
-    from ..roofline.baseline import nccl_baseline
-    from ..roofline.cost import with_cost
+    from ..roofline.cost import with_bound
     from ..roofline.model import MachineModel
-    from ..roofline.place import PlacementError, place
-    from ..roofline.traces import exposed_s, match_calls, step_summary
-    from ..roofline.workload import WorkloadError, collective
+    from ..roofline.traces import ActivityIndex, exposed_s, match_calls, step_summary
 
     model = MachineModel.from_profile(profile)
     rows: list[CollectiveRow] = []
     steps, savings = [], []
+    indexes = {}
+    placed: dict[tuple, Any] = {}
     for t in traces:
         calls = t.collectives()
         comm_ids = t.comm_ids()
+        index = indexes[id(t)] = ActivityIndex(t.activities)
         trace_rows = []
         for c in calls:
-            row = CollectiveRow(c, exposed_s=exposed_s(c, t.activities, comm_ids))
+            row = CollectiveRow(c, exposed_s=exposed_s(c, index.overlapping(c.start_ns, c.end_ns), comm_ids))
             if c.collective and c.size_bytes and c.group_size and c.group_size > 1:
-                try:
-                    wl = collective(c.collective, c.size_bytes, c.group_size)
-                    import dataclasses as dc
-
-                    wl = dc.replace(wl, params={"dtype": c.dtype or "fp32"},
-                                    name=f"trace {c.collective} {c.size_bytes} B {c.dtype} x{c.group_size}"
-                                         + (f" rank {c.rank}" if c.rank is not None else ""))
-                    base = nccl_baseline(profile, wl)
-                    if base is not None and base.ranks == c.group_size:
-                        row.nccl_s, row.nccl_how = base.median_s, f"{base.dtype}, {base.how}"
-                    elif base is not None:
-                        row.nccl_how = f"the profile has NCCL on {base.ranks} ranks only, not {c.group_size}"
-                    else:
-                        row.nccl_how = "the profile has no NCCL figure for this collective"
-                    p = with_cost(place(wl, c.duration_s, model, "measured"), profile, model, collective_s=row.nccl_s)
-                    row.placement = p
-                    row.bound_s = p.cost_bound_s or None
-                except (WorkloadError, PlacementError) as e:
-                    row.nccl_how = f"not placed: {e}"
+                key = (c.collective, c.size_bytes, c.group_size, c.dtype, c.rank)
+                if key not in placed:  # one baseline, bound and roofline terms per collective, size, type, group
+                    placed[key] = _placed_kind(c, profile, model)
+                got = placed[key]
+                if isinstance(got, str):
+                    row.nccl_how = got
+                else:
+                    p0, bound, row.nccl_s, row.nccl_how = got
+                    p = dataclasses.replace(p0, measured_time_s=c.duration_s)
+                    row.placement = with_bound(p, bound, row.nccl_s) if bound is not None else p
+                    row.bound_s = row.placement.cost_bound_s or None
             elif c.group_size == 1:
                 row.nccl_how = "a one-rank group: nothing crosses a link"
             else:
@@ -406,13 +656,14 @@ def analyze(traces: list[Trace], profile: Any) -> TraceReport:
     for t in traces:
         comm_ids = t.comm_ids()
         mine = {id(c) for c in t.collectives()}
-        trace_rows = [r for r in rows if id(r.call) in mine]
+        rows_by_start = sorted((r for r in rows if id(r.call) in mine), key=lambda r: r.call.start_ns)
+        row_starts = [r.call.start_ns for r in rows_by_start]
         windows = t.steps or [("whole trace", min(a.start_ns for a in t.activities),
                                max(a.end_ns for a in t.activities))]
         for name, lo, hi in windows:
-            st = step_summary(t.rank, name, lo, hi, t.activities, comm_ids)
+            st = step_summary(t.rank, name, lo, hi, indexes[id(t)].overlapping(lo, hi), comm_ids)
             steps.append(st)
-            inside = [r for r in trace_rows if lo <= r.call.start_ns < hi]
+            inside = [r for r in rows_by_start[bisect.bisect_left(row_starts, lo):bisect.bisect_left(row_starts, hi)]]
             # calls that ran at once share their exposed time: the step saves at most its exposed
             # communication (the union), and never more than the step itself
             cap = min(st.exposed_s, st.span_s)
@@ -425,6 +676,38 @@ def analyze(traces: list[Trace], profile: Any) -> TraceReport:
         warnings.append(f"{len(unmatched)} call(s) not matched across ranks (a rank lacks the call, or the ranks' "
                         "calls under one key differ); --json lists them with why")
     return TraceReport(traces, rows, steps, savings, matched, warnings, unmatched)
+
+
+def _placed_kind(c: Any, profile: Any, model: Any) -> Any:
+    """(placement at 1 s, cost bound or None, NCCL's time or None, how) for a call's
+    collective, size, type and group, or why it is not placed."""
+    from ..roofline.baseline import nccl_baseline
+    from ..roofline.cost import CostError, cost_bound
+    from ..roofline.place import PlacementError, place
+    from ..roofline.workload import WorkloadError, collective
+
+    try:
+        wl = collective(c.collective, c.size_bytes, c.group_size)
+        wl = dataclasses.replace(wl, params={"dtype": c.dtype or "fp32"},
+                                 name=f"trace {c.collective} {c.size_bytes} B {c.dtype} x{c.group_size}"
+                                      + (f" rank {c.rank}" if c.rank is not None else ""))
+        base = nccl_baseline(profile, wl)
+        nccl_s = None
+        if base is not None and base.ranks == c.group_size:
+            nccl_s, how = base.median_s, f"{base.dtype}, {base.how}"
+        elif base is not None:
+            how = f"the profile has NCCL on {base.ranks} ranks only, not {c.group_size}"
+        else:
+            how = "the profile has no NCCL figure for this collective"
+        p0 = place(wl, 1.0, model, "measured")
+        try:
+            bound = cost_bound(wl, profile, model)
+        except CostError as e:
+            bound = None
+            p0 = dataclasses.replace(p0, cost_notes=(f"cost model not computed: {e}",))
+        return p0, bound, nccl_s, how
+    except (WorkloadError, PlacementError) as e:
+        return f"not placed: {e}"
 
 
 def _member_index(rows: list[CollectiveRow]) -> Any:

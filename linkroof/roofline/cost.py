@@ -287,6 +287,13 @@ def with_cost(placement: Placement, profile: Profile, model: MachineModel | None
         bound = cost_bound(placement.workload, profile, model, launch_path, launches, syncs, sync_kind)
     except CostError as e:
         return dataclasses.replace(placement, cost_notes=(f"cost model not computed: {e}",))
+    return with_bound(placement, bound, collective_s, launch_s)
+
+
+def with_bound(placement: Placement, bound: CostBound, collective_s: float | None = None,
+               launch_s: float | None = None) -> Placement:
+    """with_cost for a bound already computed (a trace's many calls of one collective,
+    size, type and group share theirs)."""
     parts = decompose(placement.measured_time_s, bound, collective_s, launch_s)
     notes = [f"{k}: {v}" for k, v in bound.how.items()] + list(bound.notes)
     below = [how for name, _, how in parts if name == BELOW_MODEL]

@@ -10,6 +10,7 @@ taken from its name) says so in its `how`.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ NCCL_COLLECTIVES = (("AllReduce", "all_reduce"), ("AllGather", "all_gather"), ("
                     ("AllToAll", "all_to_all"), ("Broadcast", "broadcast"), ("Reduce", "reduce"))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Activity:
     """One activity record: a kernel, a copy or a memset on one device and stream."""
 
@@ -67,16 +68,21 @@ def kernel_class(a: Activity) -> tuple[str, str]:
     kind (a peer copy is communication, a host<->device copy a transfer, a device copy
     memory); kernels by their name, which is an inference and says so (counters, where
     counted, replace it: baseline.kernel_group_placements)."""
-    if a.kind == "memcpy":
-        if a.copy_kind == "PtoP":
+    return _classify(a.kind, a.name, a.copy_kind)
+
+
+@functools.lru_cache(maxsize=8192)  # a trace's kernels have few names: the regexes ran per activity
+def _classify(kind: str, name: str, copy_kind: str) -> tuple[str, str]:
+    if kind == "memcpy":
+        if copy_kind == "PtoP":
             return "communication", "a peer copy (the record's kind)"
-        if a.copy_kind in ("DtoD", "DtoA", "AtoD", "AtoA"):
-            return "memory", f"a {a.copy_kind} copy (the record's kind)"
-        return "transfer", f"a {a.copy_kind or 'host'} copy (the record's kind)"
-    if a.kind == "memset":
+        if copy_kind in ("DtoD", "DtoA", "AtoD", "AtoA"):
+            return "memory", f"a {copy_kind} copy (the record's kind)"
+        return "transfer", f"a {copy_kind or 'host'} copy (the record's kind)"
+    if kind == "memset":
         return "memory", "a memset (the record's kind)"
     for cls, pattern in (("communication", COMMUNICATION), ("compute", COMPUTE), ("memory", MEMORY)):
-        if pattern.search(a.name):
+        if pattern.search(name):
             return cls, FROM_NAME
     return "other", "not known from its name (no counters)"
 
