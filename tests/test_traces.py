@@ -342,3 +342,12 @@ def test_a_large_trace_read_in_two_halves_reads_as_one(tmp_path, monkeypatch):
     monkeypatch.setattr(P, "_split_point", lambda p: inside)
     again = P.read_trace(path)
     assert again.activities == one.activities
+
+
+def test_ranks_are_read_in_parallel_processes_as_they_are_read_here(tmp_path):
+    paths = [G.tier1_rank(r, 120.0 * r).write(tmp_path / f"r{r}.json") for r in range(2)]
+    here, pooled = P.read_job(paths, workers=1), P.read_job(paths, workers=2)
+    assert [t.activities for t in here] == [t.activities for t in pooled]
+    assert [len(t.collectives()) for t in pooled] == [2, 2]
+    with pytest.raises(P.TraceError, match="appear in more than one file"):
+        P.read_job([paths[0], paths[0]], workers=2)

@@ -53,6 +53,17 @@ class Trace:
     notes: list[str] = field(default_factory=list)
     _found: list | None = field(default=None, init=False, repr=False)  # (activity, call), found once
 
+    def __getstate__(self) -> dict:  # a rank read in another process comes back as tuples (see _Collector)
+        d = {k: v for k, v in self.__dict__.items() if k not in ("activities", "_found")}
+        d["activities"] = [(a.kind, a.name, a.device, a.stream, a.start_ns, a.end_ns, a.correlation, a.grid,
+                            a.block, a.bytes, a.copy_kind) for a in self.activities]
+        return d
+
+    def __setstate__(self, d: dict) -> None:
+        d["activities"] = [Activity(*t) for t in d["activities"]]
+        d["_found"] = None
+        self.__dict__.update(d)
+
     def collectives(self) -> list[CollectiveCall]:
         """Each collective's GPU activity, with its facts from the best tier the trace
         has: an NCCL kernel or one carrying collective args, or any kernel or copy
@@ -502,10 +513,19 @@ def _gpu_windows(cpu_steps: list[tuple[str, int, int]], acts: list[Activity],
     return out
 
 
-def read_job(paths: list[str]) -> list[Trace]:
-    """Several ranks' traces of one job: refused when they cannot be (two files of one
-    rank, world sizes or process groups that differ)."""
-    traces = [read_trace(p) for p in paths]
+def read_job(paths: list[str], workers: int | None = None) -> list[Trace]:
+    """Several ranks' traces of one job, read in parallel by local processes (one per
+    core, `workers` to choose; 1 reads them here): refused when they cannot be (two
+    files of one rank, world sizes or process groups that differ)."""
+    workers = min(len(paths), workers or os.cpu_count() or 1)
+    if workers > 1:
+        import concurrent.futures as cf
+        import multiprocessing as mp
+
+        with cf.ProcessPoolExecutor(workers, mp_context=mp.get_context("fork")) as pool:
+            traces = list(pool.map(read_trace, paths))
+    else:
+        traces = [read_trace(p) for p in paths]
     if len(traces) > 1:
         ranks = [t.rank for t in traces]
         known = [r for r in ranks if r is not None]
