@@ -304,3 +304,28 @@ def test_report_carries_the_decomposition():
     titles = [t for t, _ in R.report_figures(dataclasses.replace(ref, placements=(placed,)))]
     assert "Where the measured time went" in titles
     assert "Where the measured time went" not in [t for t, _ in R.report_figures(ref)]  # no placements, no bars
+
+
+def test_where_the_time_went_is_per_call_for_calls_that_share_a_name():
+    """Issue 30/32: three all-reduces of one name (2.5, 3.3 and 6.0 ms) drew one bar of
+    11.8 ms under 'µs per call'. The bar is their mean per call, and says so."""
+    import dataclasses
+
+    from linkroof.dashboard import figures as F
+    from linkroof.roofline import workload as W
+    from linkroof.roofline.cost import with_cost
+    from linkroof.roofline.model import MachineModel
+    from linkroof.roofline.place import place
+
+    ref = bundled_profile()
+    model = MachineModel.from_profile(ref)
+    wl = W.collective("all_reduce", 64 << 20, 2)
+    calls = [with_cost(place(wl, t, model), ref, model, "nccl") for t in (2.5e-3, 3.3e-3, 6.0e-3)]
+    fig = F.decomposition_figure(calls)
+    bars = [t for t in fig.data if t.type == "bar"]
+    assert all(len(t.y) == 1 and t.y[0].endswith("(mean of 3 calls)") for t in bars)
+    assert sum(t.x[0] for t in bars) == pytest.approx((2.5e3 + 3.3e3 + 6.0e3) / 3)
+    measured = next(t for t in fig.data if t.name == "measured time")
+    assert measured.x[0] == pytest.approx(3933.33, rel=1e-4) and fig.layout.xaxis.title.text == "µs per call"
+    one = F.decomposition_figure(calls[:1] + [dataclasses.replace(calls[1], workload=dataclasses.replace(wl, name="b"))])
+    assert len([t for t in one.data if t.type == "bar"][0].y) == 2

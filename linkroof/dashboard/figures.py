@@ -531,24 +531,35 @@ def decomposition_figure(placements: Sequence[Placement]) -> go.Figure:
     model's terms (launch, sync, the limiting resource or NCCL's own time, and what
     none explains), with the cost model's bound marked."""
     fig = go.Figure()
-    rows = [p for p in placements if p.decomposition_s]
-    names = [p.workload.name for p in rows]
+    # calls that share a name (a trace's many all-reduces of one size) are one bar: their
+    # mean per call, said in the label; stacked as they were, they read as one call's time
+    groups: dict[str, list[Placement]] = {}
+    for p in placements:
+        if p.decomposition_s:
+            groups.setdefault(p.workload.name, []).append(p)
+    names = [n if len(g) == 1 else f"{n} (mean of {len(g)} calls)" for n, g in groups.items()]
+
+    def mean(value: Any) -> list[float]:
+        return [sum(value(p) for p in g) / len(g) for g in groups.values()]
+
     terms: list[str] = []
-    for p in rows:
-        terms += [k for k, v in p.decomposition_s.items() if v > 0 and k not in terms]
+    for g in groups.values():
+        for p in g:
+            terms += [k for k, v in p.decomposition_s.items() if v > 0 and k not in terms]
     for term in terms:  # parts are never negative (roofline.cost.decompose caps them)
-        xs = [p.decomposition_s.get(term, 0.0) * 1e6 for p in rows]
+        xs = mean(lambda p: p.decomposition_s.get(term, 0.0) * 1e6)
         fig.add_trace(go.Bar(y=names, x=xs, name=term, orientation="h",
                              marker={"color": DECOMPOSITION_COLORS.get(term, "#17becf" if term.startswith("link")
                                                                        else "#8c564b")},
                              hovertemplate=f"{term}: %{{x:.2f}} µs<extra></extra>"))
-    fig.add_trace(go.Scatter(y=names, x=[p.cost_bound_s * 1e6 for p in rows], mode="markers", name="cost-model bound",
+    fig.add_trace(go.Scatter(y=names, x=mean(lambda p: p.cost_bound_s * 1e6), mode="markers", name="cost-model bound",
                              marker={"symbol": "line-ns-open", "size": 24, "line": {"width": 3}, "color": "black"},
                              hovertemplate="cost-model bound: %{x:.2f} µs<extra></extra>"))
-    fig.add_trace(go.Scatter(y=names, x=[p.measured_time_s * 1e6 for p in rows], mode="markers", name="measured time",
+    fig.add_trace(go.Scatter(y=names, x=mean(lambda p: p.measured_time_s * 1e6), mode="markers", name="measured time",
                              marker={"symbol": "diamond", "size": 10, "color": "#d62728"},
-                             text=["; ".join(p.verdicts) for p in rows],
+                             text=["; ".join(g[0].verdicts) for g in groups.values()],
                              hovertemplate="measured: %{x:.2f} µs<br>%{text}<extra></extra>"))
+    rows = list(groups)
     fig.update_layout(barmode="stack", title="Where the measured time went (cost-model terms, stacked)",
                       xaxis_title="µs per call", template="plotly_white", height=max(260, 90 + 60 * len(rows)))
     return fig
