@@ -351,3 +351,14 @@ def test_ranks_are_read_in_parallel_processes_as_they_are_read_here(tmp_path):
     assert [len(t.collectives()) for t in pooled] == [2, 2]
     with pytest.raises(P.TraceError, match="appear in more than one file"):
         P.read_job([paths[0], paths[0]], workers=2)
+
+
+def test_a_long_read_reports_its_progress(tmp_path):
+    seen = []
+    path = G.tier1_rank(0).write(tmp_path / "r0.json")
+    P.read_job([path], progress=lambda done, total, what: seen.append((done, total, what)))
+    assert seen and seen[-1][0] == seen[-1][1] == Path(path).stat().st_size and "reading r0.json" in seen[-1][2]
+    two = []
+    P.read_job([path, G.tier1_rank(1).write(tmp_path / "r1.json")], workers=2,
+               progress=lambda done, total, what: two.append((done, total)))
+    assert two[-1] == (2, 2)

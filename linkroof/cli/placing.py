@@ -353,9 +353,22 @@ def trace(ctx: click.Context, files: tuple[str, ...], which: str | None, as_json
     every collective against this machine: its size, group and busbw, NCCL's time here
     at that size and the cost-model bound; each step's GPU time by class, communication
     overlapped and exposed; across ranks, the arrival skew and transfer time."""
+    import os
+    import sys
+
     from ..profiler.traces import analyze, read_job
 
-    traces = read_job(list(files))
+    big = sum(os.path.getsize(f) for f in files if os.path.isfile(f)) > (64 << 20)
+    if big and sys.stderr.isatty():  # a bar on the terminal for traces that take seconds
+        from ..profiler.bench import _ProgressBar
+
+        bar = _ProgressBar()
+        try:
+            traces = read_job(list(files), progress=bar.update)
+        finally:
+            bar.close()
+    else:
+        traces = read_job(list(files))
     profile, here = _placement_profile(ctx, which, force)
     report = analyze(traces, profile)
     placements = [r.placement for r in report.rows if r.placement is not None]

@@ -128,7 +128,7 @@ MAX_EVENT = 64 << 20  # one event larger than this is not a profiler's: refused,
 SPLIT_AT = 256 << 20  # a plain file this large is read in two processes (two halves at an event boundary)
 
 
-def _stream(p: Path, col: _Collector) -> tuple[dict, int]:
+def _stream(p: Path, col: _Collector, progress: Any = None) -> tuple[dict, int]:
     """One pass over the events, each given to `col.on_event` as it is decoded (never the
     whole list in memory): the top-level keys from the head of the file, where Kineto
     writes them (a second, token-level pass only where the head lacks them); then the
@@ -142,12 +142,12 @@ def _stream(p: Path, col: _Collector) -> tuple[dict, int]:
     if has_events:
         split = _split_point(p) if (os.cpu_count() or 1) > 1 and p.stat().st_size > SPLIT_AT else None
         if split is not None:
-            done = _read_split(p, col, split)
+            done = _read_split(p, col, split, progress)
             if not done:
                 col.__init__()  # the boundary was not one: read it all here
-                col.n = _events(p, col.on_event)
+                col.n = _events(p, col.on_event, progress=progress)
         else:
-            col.n = _events(p, col.on_event)
+            col.n = _events(p, col.on_event, progress=progress)
         if not any(k in meta for k in ("deviceProperties", "distributedInfo")):
             rest, _ = _top_keys(p, stop_at_events=False)  # written after the events by another writer
             meta.update(rest)
@@ -185,7 +185,7 @@ def _read_part(path: str, start: int) -> _Collector:
     return col
 
 
-def _read_split(p: Path, col: _Collector, split: int) -> bool:
+def _read_split(p: Path, col: _Collector, split: int, progress: Any = None) -> bool:
     """The first half here, the second in a forked worker; False where the first half's
     events do not end exactly at `split` (it was inside an event: read it all again)."""
     import concurrent.futures as cf
@@ -198,7 +198,8 @@ def _read_split(p: Path, col: _Collector, split: int) -> bool:
     with cf.ProcessPoolExecutor(1, mp_context=ctx) as pool:
         other = pool.submit(_read_part, str(p), split)
         try:
-            col.n = _events(p, col.on_event, limit=split)
+            col.n = _events(p, col.on_event, limit=split,
+                            progress=(lambda done, total: progress(done, split)) if progress else None)
         except _NotAtBoundary:
             other.cancel()
             return False
@@ -217,7 +218,8 @@ _WS = re.compile(r"[\s,]*")
 _HEAD = re.compile(r'"traceEvents"\s*:\s*\[')
 
 
-def _events(p: Path, on_event: Any, start: int | None = None, limit: int | None = None) -> int:
+def _events(p: Path, on_event: Any, start: int | None = None, limit: int | None = None,
+            progress: Any = None) -> int:
     """Decode the traceEvents array's events, each to `on_event`; from byte `start` (an
     event's '{', a split read's second half) instead of the array's opening, and up to
     byte `limit` (its first half, which must end there on an event's end)."""
@@ -229,6 +231,8 @@ def _events(p: Path, on_event: Any, start: int | None = None, limit: int | None 
     n = 0
     f = _open(p)
     left = limit
+    size = p.stat().st_size
+    raw_file = getattr(f, "fileobj", None) or f  # a gzip file's progress is its compressed bytes read
     try:
         if start is not None:
             f.seek(start)
@@ -244,6 +248,8 @@ def _events(p: Path, on_event: Any, start: int | None = None, limit: int | None 
                 left -= len(raw)
             eof = not raw
             buf += text_of.decode(raw, final=eof)
+            if progress is not None:
+                progress(raw_file.tell(), size)
             return not eof or bool(buf)
 
         if start is None:
@@ -463,13 +469,14 @@ class _Collector:
 
 
 
-def read_trace(path: str | Path) -> Trace:
-    """One rank's trace file, or TraceError saying why it is not one."""
+def read_trace(path: str | Path, progress: Any = None) -> Trace:
+    """One rank's trace file, or TraceError saying why it is not one. `progress(done,
+    total)`, in bytes of the file, is called as it is read (the part read here)."""
     p = regular_file(path, "trace")
     if p.stat().st_size > MAX_TRACE:
         raise TraceError(f"{p}: {p.stat().st_size} bytes is over the {MAX_TRACE}-byte limit for a trace")
     col = _Collector()
-    meta, seen_events = _stream(p, col)
+    meta, seen_events = _stream(p, col, progress)
     acts, kargs, launches, ops = col.acts, col.kargs, col.launches, col.ops
     gpu_steps, cpu_steps = col.gpu_steps, col.cpu_steps
     if not seen_events and "traceEvents" not in meta:
@@ -513,17 +520,26 @@ def _gpu_windows(cpu_steps: list[tuple[str, int, int]], acts: list[Activity],
     return out
 
 
-def read_job(paths: list[str], workers: int | None = None) -> list[Trace]:
+def read_job(paths: list[str], workers: int | None = None, progress: Any = None) -> list[Trace]:
     """Several ranks' traces of one job, read in parallel by local processes (one per
     core, `workers` to choose; 1 reads them here): refused when they cannot be (two
-    files of one rank, world sizes or process groups that differ)."""
+    files of one rank, world sizes or process groups that differ). `progress(done,
+    total, what)`: files read of the job, or bytes of one file."""
     workers = min(len(paths), workers or os.cpu_count() or 1)
     if workers > 1:
         import concurrent.futures as cf
         import multiprocessing as mp
 
         with cf.ProcessPoolExecutor(workers, mp_context=mp.get_context("fork")) as pool:
-            traces = list(pool.map(read_trace, paths))
+            futures = [pool.submit(read_trace, p) for p in paths]
+            done = 0
+            for _ in cf.as_completed(futures):
+                done += 1
+                if progress is not None:
+                    progress(done, len(paths), f"read {done} of {len(paths)} ranks' traces")
+            traces = [f.result() for f in futures]
+    elif len(paths) == 1 and progress is not None:
+        traces = [read_trace(paths[0], lambda d, t: progress(d, t, f"reading {Path(paths[0]).name}"))]
     else:
         traces = [read_trace(p) for p in paths]
     if len(traces) > 1:
