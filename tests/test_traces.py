@@ -362,3 +362,22 @@ def test_a_long_read_reports_its_progress(tmp_path):
     P.read_job([path, G.tier1_rank(1).write(tmp_path / "r1.json")], workers=2,
                progress=lambda done, total, what: two.append((done, total)))
     assert two[-1] == (2, 2)
+
+
+def test_p2p_and_an_uneven_all_to_all_are_read_from_their_args(tmp_path):
+    """Torch >= 2.2 records a send / recv and an uneven all-to-all (all_to_allv: totals
+    in `In/Out msg nelems`, the splits beside them) on the kernel: each is a call with
+    its size (the total input, nccl-tests' convention), type and group; P2P's busbw
+    factor is 1, an all-to-all's (n-1)/n."""
+    t = G.TraceBuilder(0, world=4, pgs=(("0", 4),))
+    t.step(1, 0, 1000)
+    send = G.comm_args("send", 1 << 20, 1 << 20, dtype="Float", group=4, seq=1)
+    t.kernel("ncclDevKernel_SendRecv", 100, 50, send, launch_ts=10, stream=20)
+    a2av = G.comm_args("all_to_allv", 3000, 5000, dtype="BFloat16", group=4, seq=2)
+    a2av.update({"In split size": "[1000, 500, 500, 1000]", "Out split size": "[2000, 1000, 1000, 1000]"})
+    t.kernel("ncclDevKernel_SendRecv", 300, 80, a2av, launch_ts=200, stream=20)
+    calls = {c.collective: c for c in _read(tmp_path, t).collectives()}
+    p2p, a2a = calls["sendrecv"], calls["all_to_all"]
+    assert p2p.size_bytes == 4 << 20 and p2p.group_size == 4 and p2p.busbw == pytest.approx(p2p.algbw)
+    assert a2a.size_bytes == 3000 * 2 and a2a.dtype == "bf16" and a2a.busbw == pytest.approx(a2a.algbw * 3 / 4)
+    assert not any("not one linkroof knows" in n for n in a2a.notes)

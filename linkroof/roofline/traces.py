@@ -51,6 +51,9 @@ COLLECTIVE_NAMES = {
     "scatter": "scatter", "barrier": "barrier",
     # the record_function ranges ProcessGroupNCCL opens around each call (torch 1.13-2.1:
     # `nccl:all_reduce`, `nccl:_all_gather_base`, `nccl:_reduce_scatter_base`, ...)
+    # uneven all-to-all (all_to_all_single with splits): torch names it all_to_allv, its
+    # In/Out msg nelems the totals, the splits in `In split size` / `Out split size`
+    "all_to_allv": "all_to_all", "alltoallv": "all_to_all", "all_to_all_v": "all_to_all",
     "all_gather_base": "all_gather", "all_reduce_coalesced": "all_reduce", "all_gather_coalesced": "all_gather",
     "reduce_scatter_coalesced": "reduce_scatter", "all_to_all_single": "all_to_all", "alltoall_single": "all_to_all",
 }
