@@ -6,8 +6,12 @@ written beside the program (examples/zoo/answers.toml), and each rule at its edg
 
 import gzip
 import json
-import tomllib
 from pathlib import Path
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10: the tomli backport, a dependency there
+    import tomli as tomllib
 
 import pytest
 
