@@ -381,3 +381,19 @@ def test_p2p_and_an_uneven_all_to_all_are_read_from_their_args(tmp_path):
     assert p2p.size_bytes == 4 << 20 and p2p.group_size == 4 and p2p.busbw == pytest.approx(p2p.algbw)
     assert a2a.size_bytes == 3000 * 2 and a2a.dtype == "bf16" and a2a.busbw == pytest.approx(a2a.algbw * 3 / 4)
     assert not any("not one linkroof knows" in n for n in a2a.notes)
+
+
+@pytest.mark.parametrize("text, words", [
+    ('{"schemaVersion": 1, "traceEvents": {"a": 1}}', "not a list of events"),
+    ('{"traceEvents": [' + "[" * 100_000 + "]" * 100_000 + "]}", "nested too deep"),
+    ('{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "' + "k" * 20000 + '", "ts": 1, "dur": 1}]}',
+     "larger than"),
+    ('{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1}, {"ph": "X", "ca', "ends mid-JSON"),
+])
+def test_the_event_reader_refuses_in_one_line(tmp_path, monkeypatch, text, words):
+    monkeypatch.setattr(P, "MAX_EVENT", 4096)
+    monkeypatch.setattr(P, "CHUNK", 1024)
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    with pytest.raises(P.TraceError, match=words):
+        P.read_trace(path)
