@@ -297,28 +297,25 @@ def test_what_cannot_be_read_back_is_never_stored(tmp_path, case, change, messag
 
 def test_no_door_hangs_on_a_fifo_or_a_huge_recording(tmp_path):
     """A FIFO is refused at once (it would block a read forever); a recording that says
-    1000 or 100000 GPUs is refused, not probed."""
+    1000 or 100000 GPUs is refused, not probed. (How fast: benchmarks/door_times.py; a
+    hang here still fails at pytest's timeout.)"""
     import os
-    import time
 
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     store = str(tmp_path / "s.sqlite")
-    t0 = time.monotonic()
     for args in (["runs", "import", str(fifo)], ["import", "nccl-tests", str(fifo)],
                  ["roofline", "--profile", "reference", "--workload", str(fifo), "--time", "1ms"],
                  ["probe", "--replay", str(fifo)]):
         res = CliRunner().invoke(cli, ["--store", store, *args], catch_exceptions=False)
         assert res.exit_code != 0 and "not a regular file" in res.output, (args, res.output)
-    assert time.monotonic() - t0 < 10
     rec = json.loads((Path(__file__).parent.parent / "linkroof" / "data" / "h200x1.probe.json").read_text())
     for count in (1000, 100_000):
         rec["nvml"]["device_count"] = {"value": count}
         f = tmp_path / "rec.json"
         f.write_text(json.dumps(rec))
-        t0 = time.monotonic()
         res = CliRunner().invoke(cli, ["probe", "--replay", str(f)], catch_exceptions=False)
-        assert res.exit_code != 0 and "GPUs" in res.output and time.monotonic() - t0 < 5, res.output
+        assert res.exit_code != 0 and "GPUs" in res.output, res.output
 
 
 @pytest.mark.parametrize("args, message", [

@@ -4,7 +4,6 @@ one row per candidate whatever it does, hangs and raises within their deadlines.
 
 import json
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -88,7 +87,6 @@ def fake(ranks=1):
 
 
 def test_a_batch_gives_one_row_per_candidate_whatever_it_does(tmp_path):
-    t0 = time.perf_counter()
     rows = S.score("m:reference", ["m:good", "m:slow", "m:wrong", "m:nan", "m:shape", "m:raises", "m:hangs",
                                    "m:crash"], "m:inputs", ranks=1, protocol="pkb", trials=3, deadline_s=4.0,
                    command=fake())
@@ -105,7 +103,7 @@ def test_a_batch_gives_one_row_per_candidate_whatever_it_does(tmp_path):
     assert by["crash"]["failure"]["kind"] == "crash"
     assert all(r["protocol"] == "pkb" and "wall_s" in r for r in rows)
     assert by["good"]["wall_time_ms"] == pytest.approx(0.05) and by["good"]["warmup_iterations"] == 500
-    assert time.perf_counter() - t0 < 30  # the hang cost its deadline, not the batch
+    # that the hang costs its deadline, not the batch: benchmarks/door_times.py times it
 
 
 def test_the_slowest_rank_counts_and_a_hung_rank_is_named(tmp_path):
