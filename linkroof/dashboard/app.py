@@ -397,7 +397,8 @@ def _kernel_row(k: Any) -> dict:
         c = k.counters
         row["DRAM MB / call (ncu)"] = round((c.get("dram_read_bytes", 0.0) + c.get("dram_write_bytes", 0.0)) / 1e6, 3)
         row["FLOPs / call (ncu)"] = flops_text(c)
-    row.update({"class from": k.class_basis, "why (ncu)": k.why, "name as recorded": k.name[:300]})
+        row["why (ncu)"] = k.why
+    row.update({"class from": k.class_basis, "name as recorded": k.name[:300]})
     return row
 
 
