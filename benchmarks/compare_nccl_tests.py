@@ -12,7 +12,7 @@ import argparse
 import statistics
 import sys
 
-from linkroof.profiler.importers import import_file
+from linkroof.readers.tools import import_file
 from linkroof.store import load_profile_file
 from linkroof.units import format_size, parse_size
 

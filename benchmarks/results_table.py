@@ -9,7 +9,7 @@ where linkroof is slower.
 import statistics
 import sys
 
-from linkroof.profiler.importers import import_file
+from linkroof.readers.tools import import_file
 from linkroof.roofline.collectives import COLLECTIVES
 from linkroof.store import load_profile_file
 from linkroof.units import format_size

@@ -73,7 +73,7 @@ CHILD = """
 import json, resource, sys, time
 sys.path.insert(0, sys.argv[2])
 from linkroof.profiler.session import bundled_profile
-from linkroof.profiler.traces import analyze, read_trace
+from linkroof.readers.traces import analyze, read_trace
 prof = bundled_profile()
 t0 = time.perf_counter(); tr = read_trace(sys.argv[1]); t1 = time.perf_counter()
 rep = analyze([tr], prof); t2 = time.perf_counter()

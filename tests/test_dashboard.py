@@ -144,7 +144,7 @@ def test_collectives_figure_overlays_imported_nccl_tests(tmp_path):
 
     from fakes import DATA
     from linkroof.dashboard import figures as F
-    from linkroof.profiler.importers import import_file
+    from linkroof.readers.tools import import_file
 
     imp = import_file("nccl-tests", DATA / "anchor" / "nt_allreduce.txt")
     p = dataclasses.replace(bundled_profile(), measurements=tuple(imp.measurements))

@@ -191,7 +191,7 @@ def test_injected_html_never_runs_in_the_dashboard(browser, tmp_path):
 def test_every_page_works_on_an_imported_profile(browser, tmp_path, tool, sample):
     """An imported-only profile (the way to use linkroof without a GPU): every page loads
     without an error, and draws its charts or says what is missing and how to get it."""
-    from linkroof.profiler.importers import bare_topology, import_file, imported_environment
+    from linkroof.readers.tools import bare_topology, import_file, imported_environment
     from linkroof.profiler.session import make_profile
 
     got = import_file(tool, Path(__file__).parent / "data" / "anchor" / sample)
@@ -251,7 +251,7 @@ def test_trace_page_draws_two_ranks_and_takes_an_upload(browser, tmp_path):
     then the recorded one-H200 trace uploaded through the page, then a cut-off file
     refused in the page. Screenshots: trace.png, trace-uploaded.png."""
     import tracegen as G
-    from linkroof.profiler.traces import read_job
+    from linkroof.readers.traces import read_job
 
     files = [G.tier1_rank(0).write(tmp_path / "r0.json.gz"), G.tier1_rank(1, 60.0).write(tmp_path / "r1.json.gz")]
     app = A.create_app(str(tmp_path / "s.sqlite"), traces=read_job(files))

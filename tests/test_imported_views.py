@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from linkroof.cli import cli
 from linkroof.dashboard import app as A
-from linkroof.profiler.importers import bare_topology, import_file
+from linkroof.readers.tools import bare_topology, import_file
 from linkroof.roofline.model import MachineModel
 
 ANCHOR = Path(__file__).parent / "data" / "anchor"
@@ -105,7 +105,7 @@ def test_imports_draw_no_empty_chart_and_print_no_none(tool, name, tmp_path):
     from linkroof.dashboard import app as A
     from linkroof.dashboard import figures as F
     from linkroof.dashboard.report import missing_figures, report_figures, report_html
-    from linkroof.profiler.importers import bare_topology, import_file, imported_environment
+    from linkroof.readers.tools import bare_topology, import_file, imported_environment
     from linkroof.profiler.session import make_profile
     from linkroof.roofline.model import MachineModel
 

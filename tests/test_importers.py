@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from fakes import DATA
 from linkroof.cli import cli
-from linkroof.profiler.importers import ImportFormatError, import_file, parse_nccl_tests, parse_nvbandwidth
+from linkroof.readers.tools import ImportFormatError, import_file, parse_nccl_tests, parse_nvbandwidth
 from linkroof.schema import Profile, loads
 
 ANCHOR = DATA / "anchor"

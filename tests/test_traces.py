@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 import tracegen as G
 from linkroof.cli import cli
-from linkroof.profiler import traces as P
+from linkroof.readers import traces as P
 from linkroof.profiler.session import bundled_profile
 
 DATA = Path(__file__).parent / "data"
@@ -253,7 +253,7 @@ def test_the_2023_era_names_its_collectives_from_nccl_ranges(tmp_path):
     note says which fields were missing."""
     from tracegen import era2023_rank
 
-    from linkroof.profiler.traces import read_trace
+    from linkroof.readers.traces import read_trace
 
     t = read_trace(era2023_rank().write(tmp_path / "r0.json"))
     calls = {c.collective: c for c in t.collectives()}

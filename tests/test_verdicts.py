@@ -254,7 +254,7 @@ def test_nvlink_is_inferred_only_from_figures_no_pcie_link_can_reach():
     """Guards: an import's peer figure makes NVLink only when it is faster than any
     PCIe x16 link (121 GB/s); a 50 GB/s one stays of unknown path."""
     from linkroof.roofline.model import infer_nvlink, link_class
-    from linkroof.profiler.importers import Imported, bare_topology
+    from linkroof.readers.tools import Imported, bare_topology
 
     def imported(rate):
         m = dataclasses.replace(_at_rate(rate), source="nvbandwidth")
@@ -270,7 +270,7 @@ def test_nvlink_is_inferred_only_from_figures_no_pcie_link_can_reach():
 def test_check_never_reads_unknown_nvlinks_as_down():
     """Guards: an import (no NVLink or PCIe facts) held to the reference gets no NVLink
     or PCIe check, and says what it could not check (it failed '18 NVLinks down')."""
-    from linkroof.profiler.importers import import_file, bare_topology, imported_environment
+    from linkroof.readers.tools import import_file, bare_topology, imported_environment
     from linkroof.profiler.session import make_profile
     from linkroof.roofline import gate
     from fakes import DATA
@@ -362,7 +362,7 @@ def test_heatmap_colours_are_anchored_at_zero_and_spec():
     heat = F_pair(REF, False)
     assert heat.zmin == 0 and heat.zmax == pytest.approx(450.0)
     from fakes import DATA
-    from linkroof.profiler.importers import bare_topology, import_file, imported_environment
+    from linkroof.readers.tools import bare_topology, import_file, imported_environment
     from linkroof.profiler.session import make_profile
 
     imp = import_file("nvbandwidth", DATA / "anchor" / "nvb.json")
@@ -422,7 +422,7 @@ def test_placements_work_on_an_nccl_tests_import():
     """Guards: the import holds the all-reduce at 256 MiB and an inferred NVLink roof, so
     a 256 MiB all-reduce workload is placed (it said 'nothing to bound'), measured only."""
     from fakes import DATA
-    from linkroof.profiler.importers import bare_topology, import_file, imported_environment
+    from linkroof.readers.tools import bare_topology, import_file, imported_environment
     from linkroof.profiler.session import make_profile
     from linkroof.roofline.place import place_spec
 

@@ -241,7 +241,7 @@ def import_(ctx: click.Context, tool: str, file: str, into: str | None, as_json:
     malformed or truncated file changes nothing."""
     import dataclasses
 
-    from ..profiler.importers import bare_topology, import_file, imported_environment
+    from ..readers.tools import bare_topology, import_file, imported_environment
     from ..profiler.session import make_profile
 
     imported = import_file(tool, file)

@@ -356,7 +356,7 @@ def trace(ctx: click.Context, files: tuple[str, ...], which: str | None, as_json
     import os
     import sys
 
-    from ..profiler.traces import analyze, read_job
+    from ..readers.traces import analyze, read_job
 
     big = sum(os.path.getsize(f) for f in files if os.path.isfile(f)) > (64 << 20)
     if big and sys.stderr.isatty():  # a bar on the terminal for traces that take seconds

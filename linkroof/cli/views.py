@@ -21,7 +21,7 @@ def dashboard(ctx: click.Context, which: str | None, host: str, port: int, debug
               trace_files: tuple[str, ...]) -> None:
     """Serve the dashboard: overview, topology, bandwidth, collectives, roofline, trace, runs."""
     from ..dashboard.app import create_app
-    from ..profiler.traces import read_job
+    from ..readers.traces import read_job
 
     traces = read_job(list(trace_files)) if trace_files else None
     profile = _load_profile(ctx, which) if which else None
@@ -48,7 +48,7 @@ def report(ctx: click.Context, which: str | None, out: str, images: str | None, 
     from ..dashboard.report import report_figures, report_html
     from ..dashboard.report import write_figure
 
-    from ..profiler.traces import read_job
+    from ..readers.traces import read_job
 
     traces = read_job(list(trace_files)) if trace_files else None
     profile = _load_profile(ctx, which)

@@ -80,7 +80,7 @@ class Data:
         self.store_path = store_path
         self.pinned = profile
         self.here = here
-        self.traces = list(traces or [])  # the trace files' readings (profiler.traces.Trace), one per rank
+        self.traces = list(traces or [])  # the trace files' readings (readers.traces.Trace), one per rank
         self.reference = bundled_profile()
         self._cache: dict[str, Profile] = {}
         self._models: dict[str, MachineModel] = {}
@@ -421,7 +421,7 @@ def trace_view(data: Data, pid: str | None) -> Any:
     curves, the per-collective and per-step tables."""
     from dash import html
 
-    from ..profiler.traces import analyze
+    from ..readers.traces import analyze
 
     if not data.traces:
         return _missing("No trace yet: `linkroof dashboard --trace rank0.json.gz ...`, or drop PyTorch profiler "
@@ -503,7 +503,7 @@ def upload_traces(contents: Any, filenames: Any, pid: Any, data: Data) -> Any:
 
     from dash import html
 
-    from ..profiler.traces import read_job
+    from ..readers.traces import read_job
 
     if not contents:
         return "", trace_view(data, pid)

@@ -102,7 +102,7 @@ def trace_html(profile: Profile, traces: list, first_plot: bool) -> str:
     machine's NCCL curves, and one row per collective call (every string escaped)."""
     import plotly.io as pio
 
-    from ..profiler.traces import analyze
+    from ..readers.traces import analyze
     from ..units import format_rate, format_size, format_time
 
     report = analyze(traces, profile)
@@ -132,7 +132,7 @@ def trace_html(profile: Profile, traces: list, first_plot: bool) -> str:
 
 def report_html(profile: Profile, banner: str | None = None, traces: list | None = None) -> str:
     """One self-contained HTML page with every page's figures; `banner` (the profile is
-    not this machine's) tops it; `traces` (profiler.traces.Trace, one per rank) add the
+    not this machine's) tops it; `traces` (readers.traces.Trace, one per rank) add the
     Trace page."""
     import plotly.io as pio
 

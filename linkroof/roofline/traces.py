@@ -3,7 +3,7 @@ data type, elements, bytes in nccl-tests' convention, group size and where each 
 from, its kernel's time, algbw and busbw; per step the GPU's time by class, idle,
 communication overlapped and exposed (roofline/timeline.py's interval logic); across
 ranks the calls matched, their arrival skew and transfer time. Pure arithmetic on
-events a reader (profiler/traces.py) gives; nothing here is guessed: what cannot be
+events a reader (readers/traces.py) gives; nothing here is guessed: what cannot be
 known is None, and its `how` says why.
 
 Three tiers of trace, as torch writes them:

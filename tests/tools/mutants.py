@@ -84,16 +84,16 @@ MUTATIONS = [
     ("% of spec on the line rate", "linkroof/roofline/model.py",
      '    if known(data) and isinstance(data, (int, float)) and data > 0:\n        return float(data), "data rate"',
      '    if False:\n        return float(data), "data rate"'),
-    ("size-0 rows imported", "linkroof/profiler/importers.py", "        if size == 0:\n            skipped_rows += 1",
+    ("size-0 rows imported", "linkroof/readers/tools.py", "        if size == 0:\n            skipped_rows += 1",
      "        if size == -1:\n            skipped_rows += 1"),
-    ("printed algbw imported", "linkroof/profiler/importers.py",
+    ("printed algbw imported", "linkroof/readers/tools.py",
      'reported = {"median_s": seconds, "bandwidth_bytes_per_s": size / seconds,',
      'reported = {"median_s": seconds, "bandwidth_bytes_per_s": algbw * GB,'),
     ("wire efficiency threshold", "linkroof/roofline/baseline.py", "    if ratio < 0.9:", "    if ratio < 0.5:"),
     ("other machine's profile picked", "linkroof/profiler/session.py",
      "            if here is not None and machine_differences(p.topology, here):\n                continue",
      "            pass"),
-    ("nvbandwidth marked verified", "linkroof/profiler/importers.py", "    verified = False\n", "    verified = passed\n"),
+    ("nvbandwidth marked verified", "linkroof/readers/tools.py", "    verified = False\n", "    verified = passed\n"),
 ]
 
 

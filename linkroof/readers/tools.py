@@ -520,8 +520,12 @@ def imported_environment(imported: Imported) -> Environment:
     import datetime as _dt
     import platform
 
-    from .. import __version__
+    from importlib.metadata import PackageNotFoundError, version
 
+    try:  # the package's own version, read without importing the package root (it imports profiler/)
+        __version__ = version("linkroof")
+    except PackageNotFoundError:
+        __version__ = "unknown"
     none = Unknown(f"not in {imported.tool} output")
     return Environment(linkroof_version=__version__, hostname=imported.hostname or "unknown",
                        time=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), driver_version=none,
