@@ -533,3 +533,55 @@ def score_view(rows: list[dict]) -> Group:
     is slow, from what was measured), as the JSON rows carry it."""
     said = [Text(f"{clean(r['candidate'])}: {clean(r['feedback'])}") for r in rows if r.get("feedback")]
     return Group(score_table(rows), *([Text("Feedback", style="bold")] + said if said else []))
+
+
+def telemetry_view(report: Any) -> Group:
+    """`linkroof telemetry`: each collective NCCL's telemetry recorded, against this
+    machine; the calls' skews across ranks; per rank and node, who was last."""
+    tab = Table(title="Collectives from NCCL's telemetry (sizes in nccl-tests' convention)", title_justify="left")
+    for col in ("Source", "Rank", "Comm", "Seq", "Collective", "Size", "Ranks", "Time", "busbw", "Recorded busbw",
+                "NCCL here", "of NCCL", "Bound", "of bound"):
+        tab.add_column(col, overflow="fold")
+    for r in report.rows[:200]:
+        c = r.call
+        time = format_time(c.time_s) if c.time_s else f"not timed ({c.state})"
+        if c.stats:
+            time += f" (p50; p99 {format_time(c.stats['p99_us'] * 1e-6)})"
+        tab.add_row(clean(c.source), _opt(c.rank, str), clean(c.comm)[:18], _opt(c.seq, str),
+                    c.collective or "unknown", _opt(c.size_bytes, format_size), _opt(c.group_size, str), time,
+                    _opt(c.busbw, format_rate), _opt(c.recorded_busbw, format_rate),
+                    format_time(r.nccl_s) if r.nccl_s else clean(r.nccl_how)[:60],
+                    _opt(r.fraction_of_nccl, lambda f: f"{f:.0%}"), _opt(r.bound_s, format_time),
+                    _opt(r.fraction_of_bound, lambda f: f"{f:.0%}"))
+    parts: list[Any] = [tab]
+    if len(report.rows) > 200:
+        parts.append(Text(f"... and {len(report.rows) - 200} more calls (--json or --csv has them all)"))
+    if report.skews:
+        sk = Table(title="Across ranks (one communicator, one sequence number)", title_justify="left")
+        for col in ("Comm", "Seq", "Collective", "Size", "Ranks", "Skew", "Last", "How"):
+            sk.add_column(col, overflow="fold")
+        worst = sorted(report.skews, key=lambda s: -s.skew_s)[:20]
+        for s in worst:
+            sk.add_row(clean(s.comm)[:18], str(s.seq), s.collective or "unknown", _opt(s.size_bytes, format_size),
+                       ",".join(map(str, s.ranks)), format_time(s.skew_s), _opt(s.last_rank, str), clean(s.how))
+        parts.append(sk)
+        if len(report.skews) > 20:
+            parts.append(Text(f"the 20 largest of {len(report.skews)} skews (--json has them all)", style="dim"))
+    if report.per_rank:
+        pr = Table(title="Per rank: how often the others waited for it", title_justify="left")
+        for col in ("Rank", "Host", "Calls", "Median time", "Times last", "Mean lateness", "How"):
+            pr.add_column(col, overflow="fold")
+        for r in report.per_rank:
+            pr.add_row(_opt(r.rank, str), clean(r.host) or "-", str(r.calls), _opt(r.median_s, format_time),
+                       str(r.times_last), format_time(r.mean_lateness_s), clean(r.how))
+        parts.append(pr)
+    if len(report.per_node) > 1:
+        pn = Table(title="Per node", title_justify="left")
+        for col in ("Host", "Ranks", "Times last", "Median time", "Worst rank"):
+            pn.add_column(col, overflow="fold")
+        for n in report.per_node:
+            pn.add_row(clean(n["host"]), ",".join(map(str, n["ranks"])), str(n["times_last"]),
+                       _opt(n["median_s"], format_time), _opt(n["worst_rank"], str))
+        parts.append(pn)
+    parts += [Text(clean(w), style="yellow") for w in report.warnings]
+    return Group(*parts)

@@ -248,3 +248,41 @@ def test_a_recording_with_a_malformed_bus_id_replays(tmp_path):
     f.write_text(json.dumps(rec))
     res = holds_the_contract(tmp_path, ["probe", "--replay", str(f), "--json"], store_grows_by=(0,))
     assert res.exit_code == 0 and '"pci_bus_id": "0"' in res.stdout
+
+
+# ------------------------------------------------------------------ NCCL's telemetry (`telemetry`)
+
+def _telemetry_samples():
+    from test_telemetry import _fr_entries, _prom, fr_dump, inspector_record, nccl_tests_per_iter
+
+    return {"inspector": [inspector_record(r, 2, s, c, 1 << 20, 50, start_ts=1000 * s)
+                          for r in range(2) for s, c in enumerate(["AllReduce", "AllGather", "ReduceScatter"], 1)],
+            "flight": fr_dump(0, _fr_entries()), "nccl-tests": nccl_tests_per_iter(), "prom": _prom()}
+
+
+@FUZZ
+@given(data=st.data(), kind=st.sampled_from(["inspector", "flight", "nccl-tests", "prom", "pickle"]))
+def test_telemetry_door(tmp_path, data, kind):
+    import pickle
+
+    sample = _telemetry_samples()
+    if kind == "inspector":
+        recs = data.draw(json_mutations(sample["inspector"]))
+        body = "\n".join(json.dumps(r, allow_nan=True) for r in recs) if isinstance(recs, list) else json.dumps(recs)
+        f = tmp_path / "node-pid1.log"
+        f.write_text(data.draw(text_mutations(body.splitlines())) if data.draw(st.booleans()) else body)
+    elif kind == "prom":
+        f = tmp_path / "m.prom"
+        f.write_text(data.draw(text_mutations(sample["prom"].splitlines())))
+    elif kind == "pickle":
+        raw = bytearray(pickle.dumps(sample["flight"], protocol=2))
+        for _ in range(data.draw(st.integers(1, 6))):
+            raw[data.draw(st.integers(0, len(raw) - 1))] = data.draw(st.integers(0, 255))
+        f = tmp_path / "trace_0"
+        f.write_bytes(bytes(raw[:data.draw(st.integers(1, len(raw)))]))
+    else:
+        doc = data.draw(json_mutations(sample["flight" if kind == "flight" else "nccl-tests"]))
+        f = tmp_path / "trace_0.json"
+        f.write_text(json.dumps(doc, allow_nan=True))
+    holds_the_contract(tmp_path, ["telemetry", str(f), "--profile", "reference"], store_grows_by=(0,))
+    holds_the_contract(tmp_path, ["telemetry", str(f), "--profile", "reference", "--json"], store_grows_by=(0,))

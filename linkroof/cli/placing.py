@@ -3,6 +3,7 @@ and work placed on it (kernels, candidates, PyTorch profiler traces)."""
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 from pathlib import Path
@@ -400,3 +401,47 @@ def trace(ctx: click.Context, files: tuple[str, ...], which: str | None, as_json
     from ..render import trace_view
 
     _console().print(trace_view(report))
+
+
+@cli.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--profile", "which", metavar="ID|FILE|reference", help=PROFILE_HELP)
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Also write one row per collective to this "
+              "CSV file.")
+@click.option("--force", is_flag=True, help="Place against the profile even if it describes another machine.")
+@click.pass_context
+def telemetry(ctx: click.Context, files: tuple[str, ...], which: str | None, as_json: bool, csv_path: str | None,
+              force: bool) -> None:
+    """Read NCCL's own telemetry and place every collective against this machine.
+
+    FILES: NCCL Inspector logs (one JSON record per line, `<host>-pid<pid>.log`) or
+    Prometheus textfiles (`nccl_inspector_metrics_<uuid>.prom`), PyTorch Flight
+    Recorder dumps (one per rank, pickle or JSON; the rank is the name's trailing
+    number), or nccl-tests JSON written with `-I 1 -J FILE.json`; the format is told
+    from each file's contents. Each collective gets NCCL's time here at its size and
+    rank count and the cost-model bound; across ranks, each call's skew and the rank
+    the others waited for (measured where the file records kernel starts, else
+    inferred, and said); per rank and node, how often each was last."""
+    from ..readers.telemetry import analyze_telemetry, read_telemetry
+
+    tels = [read_telemetry(f) for f in files]
+    profile, _here = _placement_profile(ctx, which, force)
+    report = analyze_telemetry(tels, profile)
+    if csv_path:
+        import csv
+        import io
+
+        buf = io.StringIO()
+        rows = [r.to_dict() for r in report.rows]
+        w = csv.DictWriter(buf, fieldnames=list(rows[0]) if rows else ["source"], extrasaction="ignore")
+        w.writeheader()
+        w.writerows({k: (json.dumps(v) if isinstance(v, (list, dict)) else v) for k, v in r.items()} for r in rows)
+        _write(csv_path, buf.getvalue())
+        click.echo(f"Wrote {len(rows)} calls to {csv_path}", err=True)
+    if as_json:
+        _echo_json(json.dumps(report.to_dict(), indent=1))
+        return
+    from ..render import telemetry_view
+
+    _console().print(telemetry_view(report))

@@ -475,8 +475,9 @@ def _parse_nccl_json(text: str, path: str) -> Imported:
                                              int(r["count"]) if "count" in r else None))
         except (KeyError, TypeError, ValueError) as e:
             raise _err(path, None, f"results[{k}]: missing or bad field ({e})") from None
-    host = devices[0].get("hostname", "") if devices else ""
-    notes = [f"nccl-tests JSON, NCCL {doc.get('nccl_version', '?')}, env: {', '.join(doc.get('env', []))}"]
+    host = devices[0].get("hostname", "") if devices and isinstance(devices[0], dict) else ""
+    env = doc.get("env", [])
+    notes = [f"nccl-tests JSON, NCCL {doc.get('nccl_version', '?')}, env: {', '.join(map(str, env)) if isinstance(env, list) else env}"]
     if skipped_rows:
         notes.append(f"{skipped_rows} results of size 0 not imported (nothing moved)")
     return Imported("nccl-tests", out, gpus, hostname=host, notes=notes)
