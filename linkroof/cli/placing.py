@@ -347,31 +347,52 @@ def score(ctx: click.Context, reference: str, candidates: tuple[str, ...], input
               "to this CSV file.")
 @click.option("--no-save", is_flag=True, help="Do not save the calls' placements in the store.")
 @click.option("--force", is_flag=True, help="Place against the profile even if it describes another machine.")
+@click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="Where the ranks are read and placed: local processes (one per core), or a Dask cluster "
+                   "(--scheduler ADDRESS, else a local one); matching across ranks runs here.")
+@click.option("--scheduler", metavar="ADDRESS", help="A Dask scheduler's address (tcp://host:8786) for --engine dask.")
+@click.option("--workers", type=click.IntRange(1, 4096), help="Processes to read with (default: one per core, "
+              "at most one per file).")
 @click.pass_context
 def trace(ctx: click.Context, files: tuple[str, ...], which: str | None, as_json: bool, csv_path: str | None,
-          no_save: bool, force: bool) -> None:
+          no_save: bool, force: bool, engine: str, scheduler: str | None, workers: int | None) -> None:
     """Read PyTorch profiler traces (one file per rank, .json or .json.gz) and place
     every collective against this machine: its size, group and busbw, NCCL's time here
     at that size and the cost-model bound; each step's GPU time by class, communication
-    overlapped and exposed; across ranks, the arrival skew and transfer time."""
+    overlapped and exposed; across ranks, the arrival skew and transfer time.
+
+    Several ranks are read and placed in parallel, each rank's step where it is read
+    (local processes, or Dask workers with --engine dask for jobs of hundreds of ranks);
+    only the compact results come back to be matched across ranks."""
     import os
     import sys
 
-    from ..readers.traces import analyze, read_job
+    from ..readers.traces import analyze, analyze_job, read_trace
 
-    big = sum(os.path.getsize(f) for f in files if os.path.isfile(f)) > (64 << 20)
+    if scheduler and engine != "dask":
+        raise click.UsageError("--scheduler needs --engine dask")
+    for f in files:  # every file checked before any is read (one clear line for a bad name)
+        from ..files import regular_file
+
+        regular_file(f, "trace")
+    profile, here = _placement_profile(ctx, which, force)
+    big = len(files) > 1 or sum(os.path.getsize(f) for f in files) > (64 << 20)
+    bar = None
     if big and sys.stderr.isatty():  # a bar on the terminal for traces that take seconds
         from ..profiler.bench import _ProgressBar
 
         bar = _ProgressBar()
-        try:
-            traces = read_job(list(files), progress=bar.update)
-        finally:
+    try:
+        if len(files) == 1 and engine == "local":
+            one = read_trace(files[0], (lambda d, t: bar.update(d, t, f"reading {Path(files[0]).name}"))
+                             if bar else None)
+            report = analyze([one], profile)
+        else:
+            report = analyze_job(list(files), profile, engine=engine, workers=workers, scheduler=scheduler,
+                                 progress=bar.update if bar else None)
+    finally:
+        if bar is not None:
             bar.close()
-    else:
-        traces = read_job(list(files))
-    profile, here = _placement_profile(ctx, which, force)
-    report = analyze(traces, profile)
     placements = [r.placement for r in report.rows if r.placement is not None]
     if csv_path:
         import io

@@ -550,6 +550,13 @@ def read_job(paths: list[str], workers: int | None = None, progress: Any = None)
         traces = [read_trace(paths[0], lambda d, t: progress(d, t, f"reading {Path(paths[0]).name}"))]
     else:
         traces = [read_trace(p) for p in paths]
+    check_job(traces)
+    return traces
+
+
+def check_job(traces: list[Trace]) -> None:
+    """Refuses ranks that cannot be one job's: one rank twice, world sizes or process
+    groups that differ."""
     if len(traces) > 1:
         ranks = [t.rank for t in traces]
         known = [r for r in ranks if r is not None]
@@ -564,7 +571,6 @@ def read_job(paths: list[str], workers: int | None = None, progress: Any = None)
         pgs = {tuple(sorted(t.groups.items())) for t in traces if t.groups}
         if len(pgs) > 1:
             raise TraceError("the traces' process groups differ: ranks of different jobs given together")
-    return traces
 
 
 # ------------------------------------------------------------------ against this machine
@@ -654,60 +660,86 @@ def machine_warnings(traces: list[Trace], topology: Any) -> list[str]:
     return out
 
 
-def analyze(traces: list[Trace], profile: Any) -> TraceReport:
-    """Every collective of the traces against the profile's NCCL figures and cost model;
-    each step's time by class, overlapped and exposed communication; the ranks matched."""
+@dataclass
+class RankPart:
+    """The per-rank step (the map): one rank's collectives placed and its steps summed,
+    compact (no intervals), with the rows each step holds; `trace` is the rank's
+    reading, or a light copy of it without its intervals where it crossed processes."""
+
+    trace: Trace
+    rows: list[CollectiveRow]
+    steps: list[Any]  # roofline.traces.StepSummary
+    step_rows: list[list[int]]  # per step, the indices of its rows
+
+
+def rank_part(t: Trace, profile: Any, model: Any = None, placed: dict | None = None) -> RankPart:
+    """One rank's collectives against the profile, and its steps: everything that needs
+    its intervals, so that matching across ranks needs only the result."""
     from ..roofline.cost import with_bound
     from ..roofline.model import MachineModel
-    from ..roofline.traces import ActivityIndex, exposed_s, match_calls, step_summary
+    from ..roofline.traces import ActivityIndex, exposed_s, step_summary
 
-    model = MachineModel.from_profile(profile)
-    rows: list[CollectiveRow] = []
-    steps, savings = [], []
-    indexes = {}
-    placed: dict[tuple, Any] = {}
-    for t in traces:
-        calls = t.collectives()
-        comm_ids = t.comm_ids()
-        index = indexes[id(t)] = ActivityIndex(t.activities)
-        trace_rows = []
-        for c in calls:
-            row = CollectiveRow(c, exposed_s=exposed_s(c, index.overlapping(c.start_ns, c.end_ns), comm_ids))
-            if c.collective and c.size_bytes and c.group_size and c.group_size > 1:
-                key = (c.collective, c.size_bytes, c.group_size, c.dtype, c.rank)
-                if key not in placed:  # one baseline, bound and roofline terms per collective, size, type, group
-                    placed[key] = _placed_kind(c, profile, model)
-                got = placed[key]
-                if isinstance(got, str):
-                    row.nccl_how = got
-                else:
-                    p0, bound, row.nccl_s, row.nccl_how = got
-                    p = dataclasses.replace(p0, measured_time_s=c.duration_s)
-                    row.placement = with_bound(p, bound, row.nccl_s) if bound is not None else p
-                    row.bound_s = row.placement.cost_bound_s or None
-            elif c.group_size == 1:
-                row.nccl_how = "a one-rank group: nothing crosses a link"
+    model = model or MachineModel.from_profile(profile)
+    placed = {} if placed is None else placed
+    calls = t.collectives()
+    comm_ids = t.comm_ids()
+    index = ActivityIndex(t.activities)
+    rows = []
+    for c in calls:
+        row = CollectiveRow(c, exposed_s=exposed_s(c, index.overlapping(c.start_ns, c.end_ns), comm_ids))
+        if c.collective and c.size_bytes and c.group_size and c.group_size > 1:
+            key = (c.collective, c.size_bytes, c.group_size, c.dtype, c.rank)
+            if key not in placed:  # one baseline, bound and roofline terms per collective, size, type, group
+                placed[key] = _placed_kind(c, profile, model)
+            got = placed[key]
+            if isinstance(got, str):
+                row.nccl_how = got
             else:
-                row.nccl_how = "not placed: " + ("size unknown" if not c.size_bytes else "group size unknown")
-            trace_rows.append(row)
-        rows += trace_rows
-    matched, unmatched = match_calls([r.call for r in rows]) if len(traces) > 1 else ([], [])
+                p0, bound, row.nccl_s, row.nccl_how = got
+                p = dataclasses.replace(p0, measured_time_s=c.duration_s)
+                row.placement = with_bound(p, bound, row.nccl_s) if bound is not None else p
+                row.bound_s = row.placement.cost_bound_s or None
+        elif c.group_size == 1:
+            row.nccl_how = "a one-rank group: nothing crosses a link"
+        else:
+            row.nccl_how = "not placed: " + ("size unknown" if not c.size_bytes else "group size unknown")
+        rows.append(row)
+    order = sorted(range(len(rows)), key=lambda i: rows[i].call.start_ns)
+    starts = [rows[i].call.start_ns for i in order]
+    windows = t.steps or ([("whole trace", min(a.start_ns for a in t.activities),
+                            max(a.end_ns for a in t.activities))] if t.activities else [])
+    steps, step_rows = [], []
+    for name, lo, hi in windows:
+        steps.append(step_summary(t.rank, name, lo, hi, index.overlapping(lo, hi), comm_ids))
+        step_rows.append(order[bisect.bisect_left(starts, lo):bisect.bisect_left(starts, hi)])
+    return RankPart(t, rows, steps, step_rows)
+
+
+def light(t: Trace) -> Trace:
+    """The trace without its intervals and host records: what a report of hundreds of
+    ranks keeps of each (the Trace page draws timelines from full traces only)."""
+    return dataclasses.replace(t, activities=[], kernel_args=[], launches={}, ops=[])
+
+
+def combine(parts: list[RankPart], profile: Any) -> TraceReport:
+    """The reduce: calls matched across ranks (never different calls), each row's wait
+    for the last rank and the transfer's busbw, each step's savings bounded by the
+    step's exposed communication and its span."""
+    from ..roofline.traces import match_calls
+
+    traces = [p.trace for p in parts]
+    rows = [r for p in parts for r in p.rows]
+    matched, unmatched = match_calls([r.call for r in rows]) if len(parts) > 1 else ([], [])
     members = _member_index(rows)
     for m in matched:
         for rank, w in m.waits_s:
             for r in members(m, rank):
                 r.wait_s, r.transfer_busbw = w, m.busbw
-    for t in traces:
-        comm_ids = t.comm_ids()
-        mine = {id(c) for c in t.collectives()}
-        rows_by_start = sorted((r for r in rows if id(r.call) in mine), key=lambda r: r.call.start_ns)
-        row_starts = [r.call.start_ns for r in rows_by_start]
-        windows = t.steps or [("whole trace", min(a.start_ns for a in t.activities),
-                               max(a.end_ns for a in t.activities))]
-        for name, lo, hi in windows:
-            st = step_summary(t.rank, name, lo, hi, indexes[id(t)].overlapping(lo, hi), comm_ids)
+    steps, savings = [], []
+    for p in parts:
+        for st, idx in zip(p.steps, p.step_rows):
+            inside = [p.rows[i] for i in idx]
             steps.append(st)
-            inside = [r for r in rows_by_start[bisect.bisect_left(row_starts, lo):bisect.bisect_left(row_starts, hi)]]
             # calls that ran at once share their exposed time: the step saves at most its exposed
             # communication (the union), and never more than the step itself
             cap = min(st.exposed_s, st.span_s)
@@ -720,6 +752,76 @@ def analyze(traces: list[Trace], profile: Any) -> TraceReport:
         warnings.append(f"{len(unmatched)} call(s) not matched across ranks (a rank lacks the call, or the ranks' "
                         "calls under one key differ); --json lists them with why")
     return TraceReport(traces, rows, steps, savings, matched, warnings, unmatched)
+
+
+def analyze(traces: list[Trace], profile: Any) -> TraceReport:
+    """Every collective of the traces against the profile's NCCL figures and cost model;
+    each step's time by class, overlapped and exposed communication; the ranks matched."""
+    from ..roofline.model import MachineModel
+
+    model, placed = MachineModel.from_profile(profile), {}
+    return combine([rank_part(t, profile, model, placed) for t in traces], profile)
+
+
+def _part_of_file(path: str, profile: Any) -> RankPart:
+    """The map of a job read elsewhere (another process, a Dask worker): the rank's part
+    with a light trace, so that only compact results travel back."""
+    part = rank_part(read_trace(path), profile)
+    part.trace = light(part.trace)
+    return part
+
+
+def analyze_job(paths: list[str], profile: Any, engine: str = "local", workers: int | None = None,
+                scheduler: str | None = None, progress: Any = None) -> TraceReport:
+    """Many ranks' traces read and placed where they are cheapest to read, then matched:
+    `engine` "local" maps the ranks over local processes (one per core, or `workers`);
+    "dask" over a Dask cluster (`scheduler`: a scheduler's address, or None for a local
+    cluster of `workers` processes). The report keeps light traces (no intervals)."""
+    if engine not in ("local", "dask"):
+        raise TraceError(f"engine {engine!r}: local or dask")
+    if engine == "dask":
+        parts = _map_dask(paths, profile, workers, scheduler, progress)
+    else:
+        n = min(len(paths), workers or os.cpu_count() or 1)
+        if n <= 1:
+            parts = [_part_of_file(p, profile) for p in paths]
+        else:
+            import concurrent.futures as cf
+            import multiprocessing as mp
+
+            with cf.ProcessPoolExecutor(n, mp_context=mp.get_context("fork")) as pool:
+                futures = [pool.submit(_part_of_file, p, profile) for p in paths]
+                for done, _ in enumerate(cf.as_completed(futures), 1):
+                    if progress is not None:
+                        progress(done, len(paths), f"read and placed {done} of {len(paths)} ranks")
+                parts = [f.result() for f in futures]
+    check_job([p.trace for p in parts])
+    return combine(parts, profile)
+
+
+def _map_dask(paths: list[str], profile: Any, workers: int | None, scheduler: str | None, progress: Any) -> list:
+    try:
+        from dask.distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise TraceError("the Dask engine needs dask.distributed: pip install 'linkroof[dask]'") from None
+    cluster = None
+    if scheduler is None:
+        cluster = LocalCluster(n_workers=workers or min(len(paths), os.cpu_count() or 1), threads_per_worker=1,
+                               processes=True, dashboard_address=None)
+    try:
+        with Client(cluster or scheduler) as client:
+            futures = client.map(_part_of_file, paths, profile=profile, pure=False)
+            for done, _ in enumerate(as_completed(futures), 1):
+                if progress is not None:
+                    progress(done, len(paths), f"read and placed {done} of {len(paths)} ranks (Dask)")
+            return client.gather(futures)
+    except TraceError:
+        raise
+    except OSError as e:
+        raise TraceError(f"cannot reach the Dask scheduler {scheduler}: {e}") from None
+    finally:
+        if cluster is not None:
+            cluster.close()
 
 
 def _placed_kind(c: Any, profile: Any, model: Any) -> Any:
