@@ -21,12 +21,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def generate(path: Path, target_bytes: int) -> int:
+def generate(path: Path, target_bytes: int, rank: int = 0, world: int = 2, gemms: int = 40) -> int:
     """Write steps until the file reaches `target_bytes`; returns the steps written."""
     random.seed(1)
     meta = {"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA H200", "numSms": 132}],
-            "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 2,
-                                "pg_config": [{"pg_name": "0", "pg_size": 2, "ranks": [0, 1]}]}}
+            "distributedInfo": {"backend": "nccl", "rank": rank, "world_size": world,
+                                "pg_config": [{"pg_name": "0", "pg_size": world, "ranks": list(range(world))}]}}
     corr, t, steps = 0, 0.0, 0
     with open(path, "w") as out:
         out.write(json.dumps(meta)[:-1] + ', "traceEvents": [\n')
@@ -34,7 +34,7 @@ def generate(path: Path, target_bytes: int) -> int:
         while out.tell() < target_bytes:
             lines = [{"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{steps}", "pid": 1, "tid": 1,
                       "ts": t, "dur": 5000, "args": {}}]
-            for k in range(40):
+            for k in range(gemms):
                 corr += 1
                 lines += [
                     {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": t + k * 100, "dur": 20,
@@ -50,7 +50,8 @@ def generate(path: Path, target_bytes: int) -> int:
                               "est. achieved occupancy %": 6, "external id": corr}}]
             corr += 1
             args = {"Collective name": "allreduce", "In msg nelems": 4194304, "Out msg nelems": 4194304,
-                    "dtype": "BFloat16", "Group size": 2, "Process Group Name": "0", "Process Group Ranks": "[0, 1]",
+                    "dtype": "BFloat16", "Group size": world, "Process Group Name": "0",
+                    "Process Group Ranks": str(list(range(world))),
                     "Seq": steps}
             lines += [
                 {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, "ts": t + 4100,

@@ -67,6 +67,8 @@ class Id(str, Enum):
     TRACE_VIEW = "trace-view"
     TRACE_TABLE = "trace-table"
     TRACE_TIMELINE = "trace-timeline"
+    TRACE_STEPS = "trace-steps"
+    TRACE_MATCHED = "trace-matched"
     TRACE_COLLECTIVES = "trace-collectives"
 
 
@@ -84,6 +86,22 @@ class Data:
         self.reference = bundled_profile()
         self._cache: dict[str, Profile] = {}
         self._models: dict[str, MachineModel] = {}
+        self._report: tuple[Any, Any] | None = None  # ((traces' identity, profile id), the traces' report)
+        self.paged: dict[str, list[dict]] = {}  # server-side rows of the paged tables, by table id
+        self._sorted: dict[tuple, list[dict]] = {}
+
+    def trace_report(self, pid: Any) -> Any:
+        """The traces' report against the profile, computed once per traces and profile
+        (the page, its zooms and its table pages all read it)."""
+        from ..readers.traces import analyze
+
+        profile = self.get(pid)
+        key = (tuple(id(t) for t in self.traces), profile.id)
+        if self._report is None or self._report[0] != key:
+            self._report = (key, analyze(self.traces, profile))
+            self.paged.clear()
+            self._sorted.clear()
+        return self._report[1]
 
     def store(self) -> Any:
         return Store(self.store_path)
@@ -191,6 +209,74 @@ def _graph(fig: Any, gid: str | None = None) -> Any:
 
     kwargs = {"id": gid} if gid else {}
     return dcc.Graph(figure=fig, config={"displaylogo": False}, **kwargs)
+
+
+PAGED_OVER = 1000  # a table of more rows is paged by the server: only the page shown travels
+PAGE_ROWS_MAX = 1000  # rows one page request may ask for
+
+
+def _paged_table(rows: Any, tid: str, data: Data, page_size: int = 15) -> Any:
+    """`_table` for any number of rows: up to PAGED_OVER in the page, more kept here and
+    served a block at a time (AG Grid's infinite row model, sorted here)."""
+    if len(rows) <= PAGED_OVER:
+        return _table(list(rows), tid, page_size)
+    import dash_ag_grid as dag
+
+    data.paged[tid] = rows
+    cols = [{"field": k, "headerName": k.replace("_", " ")} for k in rows[0]]
+    return dag.AgGrid(id=tid, columnDefs=cols, rowModelType="infinite", columnSize="autoSize",
+                      defaultColDef={"sortable": True, "filter": False, "resizable": True, "cellDataType": False},
+                      dashGridOptions={"pagination": True, "paginationPageSize": page_size,
+                                       "cacheBlockSize": page_size * 4, "maxBlocksInCache": 20, "rowBuffer": 0,
+                                       "domLayout": "autoHeight", "suppressFieldDotNotation": True},
+                      style={"width": "100%"})
+
+
+def page_rows(request: Any, tid: str, data: Data) -> dict:
+    """One block of a paged table: rows [startRow, endRow) in the order asked (a sort on
+    one column, numbers before text, missing last)."""
+    rows = data.paged.get(tid)
+    if rows is None:
+        raise BadInput("this table is no longer loaded: reload the page")
+    if not isinstance(request, dict):
+        raise BadInput("not a page request")
+    start, end = request.get("startRow", 0), request.get("endRow", 0)
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end)) or not 0 <= start <= end \
+            or end - start > PAGE_ROWS_MAX:
+        raise BadInput(f"rows {str(start)[:12]} to {str(end)[:12]}: not a page")
+    sort = request.get("sortModel") or []
+    if sort:
+        if not isinstance(sort, list) or not isinstance(sort[0], dict):
+            raise BadInput("not a sort")
+        col, desc = sort[0].get("colId"), sort[0].get("sort") == "desc"
+        if col not in rows[0]:
+            raise BadInput(f"no column {str(col)[:40]!r}")
+        key = (tid, col, desc)
+        if key not in data._sorted:
+            rows = list(rows)  # a sort needs every row once (then kept)
+            have = [r for r in rows if r.get(col) is not None]
+            nums = sorted((r for r in have if isinstance(r[col], (int, float))), key=lambda r: r[col], reverse=desc)
+            text = sorted((r for r in have if not isinstance(r[col], (int, float))), key=lambda r: str(r[col]),
+                          reverse=desc)
+            data._sorted[key] = nums + text + [r for r in rows if r.get(col) is None]
+        rows = data._sorted[key]
+    return {"rowData": rows[start:end], "rowCount": len(data.paged[tid])}
+
+
+def trace_zoom(relayout: Any, pid: Any, data: Data) -> Any:
+    """The trace timeline redrawn for the part zoomed to (every activity apart once the
+    view is narrow enough), or whole again on a double click."""
+    report = data.trace_report(pid)
+    window = None
+    if isinstance(relayout, dict):
+        a, b = relayout.get("xaxis.range[0]"), relayout.get("xaxis.range[1]")
+        if a is None and isinstance(relayout.get("xaxis.range"), list) and len(relayout["xaxis.range"]) == 2:
+            a, b = relayout["xaxis.range"]
+        if a is not None and b is not None:
+            if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (a, b)) or not a < b:
+                raise BadInput("not a zoom")
+            window = (float(a), float(b))
+    return F.trace_timeline_figure(report, window)
 
 
 def _table(rows: list[dict], tid: str | None = None, page_size: int = 15) -> Any:
@@ -415,53 +501,86 @@ def cost_terms_table(profile: Any) -> Any:
     return html.Div(_table(rows))
 
 
+def _call_row(r: Any) -> dict:
+    """One collective call as a table row (times in us, bandwidths in GB/s)."""
+    row = {k: v for k, v in r.to_dict().items() if k not in ("notes", "start_ns", "kernel")}
+    for key in ("duration_s", "exposed_s", "nccl_s", "bound_s"):
+        if row.get(key) is not None:
+            row[key.replace("_s", "_us")] = round(row.pop(key) * 1e6, 3)
+        else:
+            row.pop(key, None)
+    for key in ("algbw", "busbw"):
+        row[f"{key}_GBps"] = round(row.pop(key) / 1e9, 2) if row.get(key) is not None else None
+    for key in ("fraction_of_nccl", "fraction_of_bound"):
+        if row.get(key) is not None:
+            row[key] = round(row[key], 3)
+    row["notes"] = "; ".join(r.call.notes)
+    return row
+
+
+def _step_row(s: Any, saved: tuple[float, float]) -> dict:
+    a, b = saved
+    return {"rank": s.rank, "step": s.step, "span_us": round(s.span_s * 1e6, 2), "busy_us": round(s.busy_s * 1e6, 2),
+            "idle_us": round(s.idle_s * 1e6, 2), **{f"{k}_us": round(v * 1e6, 2) for k, v in s.class_s.items()},
+            "overlapped_comm_us": round(s.overlapped_s * 1e6, 2), "exposed_comm_us": round(s.exposed_s * 1e6, 2),
+            "saved_at_nccl_us (inferred)": round(a * 1e6, 2), "saved_at_bound_us (inferred)": round(b * 1e6, 2)}
+
+
+def _matched_row(m: Any) -> dict:
+    return {"key": str(m.key), "collective": m.collective, "size_bytes": m.size_bytes, "ranks": str(m.ranks),
+            "skew_us": round(m.skew_s * 1e6, 3), "transfer_us": round(m.transfer_s * 1e6, 3),
+            "busbw of the transfer (GB/s)": round(m.busbw / 1e9, 2) if m.busbw else None,
+            "last_rank": m.last_rank, "matched_by": m.matched_by,
+            "waits": ", ".join(f"rank {r}: {w * 1e6:.1f} us" for r, w in m.waits_s)}
+
+
+class LazyRows:
+    """A table's rows made when a page asks for them: `make(i)` builds row i (a trace of
+    100 k calls is not turned into 100 k dicts to show 15)."""
+
+    def __init__(self, n: int, make: Any):
+        self.n, self.make = n, make
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self.make(k) for k in range(*i.indices(self.n))]
+        return self.make(i)
+
+    def __iter__(self) -> Any:
+        return (self.make(k) for k in range(self.n))
+
+
 def trace_view(data: Data, pid: str | None) -> Any:
     """The traces read (given to `linkroof dashboard --trace`, or uploaded) against the
     profile chosen: the timeline per rank and stream, the calls over this machine's NCCL
-    curves, the per-collective and per-step tables."""
+    curves, the per-collective and per-step tables (paged by the server when long)."""
     from dash import html
-
-    from ..readers.traces import analyze
 
     if not data.traces:
         return _missing("No trace yet: `linkroof dashboard --trace rank0.json.gz ...`, or drop PyTorch profiler "
                         "traces (one file per rank) above.")
     profile = data.get(pid)
-    report = analyze(data.traces, profile)
-    rows = [{k: v for k, v in r.to_dict().items() if k not in ("notes", "start_ns", "kernel")} for r in report.rows]
-    for row, r in zip(rows, report.rows):
-        for key in ("duration_s", "exposed_s", "nccl_s", "bound_s"):
-            if row.get(key) is not None:
-                row[key.replace("_s", "_us")] = round(row.pop(key) * 1e6, 3)
-            else:
-                row.pop(key, None)
-        for key in ("algbw", "busbw"):
-            row[f"{key}_GBps"] = round(row.pop(key) / 1e9, 2) if row.get(key) is not None else None
-        for key in ("fraction_of_nccl", "fraction_of_bound"):
-            if row.get(key) is not None:
-                row[key] = round(row[key], 3)
-        row["notes"] = "; ".join(r.call.notes)
-    steps = [{"rank": s.rank, "step": s.step, "span_us": round(s.span_s * 1e6, 2), "busy_us": round(s.busy_s * 1e6, 2),
-              "idle_us": round(s.idle_s * 1e6, 2),
-              **{f"{k}_us": round(v * 1e6, 2) for k, v in s.class_s.items()},
-              "overlapped_comm_us": round(s.overlapped_s * 1e6, 2), "exposed_comm_us": round(s.exposed_s * 1e6, 2),
-              "saved_at_nccl_us (inferred)": round(a * 1e6, 2), "saved_at_bound_us (inferred)": round(b * 1e6, 2)}
-             for s, (a, b) in zip(report.steps, report.savings)]
-    parts = [html.P(f"{len(data.traces)} rank file(s): " + ", ".join(f"rank {t.rank}" for t in data.traces)),
-             *[html.P(w, style={"color": "#8a6d3b"}) for w in report.warnings],
+    report = data.trace_report(pid)
+    rows = LazyRows(len(report.rows), lambda i: _call_row(report.rows[i]))
+    steps = LazyRows(len(report.steps), lambda i: _step_row(report.steps[i], report.savings[i]))
+    parts = [html.P(f"{len(data.traces)} rank file(s): " + ", ".join(f"rank {t.rank}" for t in data.traces[:64])
+                    + (f" ... ({len(data.traces)} ranks)" if len(data.traces) > 64 else "")
+                    + f"; {len(report.rows)} collective call(s)"),
+             *[html.P(w, style={"color": "#8a6d3b"}) for w in report.warnings[:20]],
              _graph(F.trace_timeline_figure(report), Id.TRACE_TIMELINE.value),
              _graph(F.trace_collectives_figure(report, profile, data.model(pid)), Id.TRACE_COLLECTIVES.value),
              html.H4("Collectives (sizes in nccl-tests' convention; NCCL and the bound at the call's own collective, "
                      "type, group and size)"),
-             _table(rows, Id.TRACE_TABLE.value) if rows else html.P("No collective in the trace."),
-             html.H4("Steps (measured from the intervals; savings inferred)"), _table(steps)]
+             _paged_table(rows, Id.TRACE_TABLE.value, data) if len(rows) else html.P("No collective in the trace."),
+             html.H4("Steps (measured from the intervals; savings inferred)"),
+             _paged_table(steps, Id.TRACE_STEPS.value, data)]
     if report.matched:
-        import dataclasses
-
         parts += [html.H4("Across ranks (transfer from the last arrival; each rank's wait apart)"),
-                  _table([{**dataclasses.asdict(m), "key": str(m.key), "ranks": str(m.ranks),
-                           "waits_s": ", ".join(f"rank {r}: {w * 1e6:.1f} us" for r, w in m.waits_s),
-                           "busbw of the transfer": m.busbw} for m in report.matched])]
+                  _paged_table(LazyRows(len(report.matched), lambda i: _matched_row(report.matched[i])),
+                               Id.TRACE_MATCHED.value, data)]
     if report.unmatched:
         parts += [html.P(f"{len(report.unmatched)} call(s) not matched across ranks: "
                          + "; ".join(f"{u.key}: {u.why}" for u in report.unmatched[:5]))]
@@ -681,6 +800,8 @@ def create_app(store_path: str | None = None, profile: Profile | None = None, he
         dcc.Loading(html.Div(id=Id.CONTENT.value, style={"padding": "12px"})),
     ], style={"fontFamily": "sans-serif"})
 
+    if data.traces:  # the traces' report made with their reading, before the first page asks for it
+        data.trace_report(choices[0]["value"])
     page, fig = guarded(_bad), guarded(_figure_saying)
     app.callback(Output(Id.CONTENT.value, "children"), Input(Id.URL.value, "pathname"),
                  Input(Id.PROFILE.value, "value"))(page(lambda path, pid: render_page(path, pid, data)))
@@ -701,6 +822,13 @@ def create_app(store_path: str | None = None, profile: Profile | None = None, he
                  Input(Id.TRACE_UPLOAD.value, "contents"), State(Id.TRACE_UPLOAD.value, "filename"),
                  State(Id.PROFILE.value, "value"))(guarded(lambda t: (_bad(t), ""))(
                      lambda c, f, pid: upload_traces(c, f, pid, data)))
+    app.callback(Output(Id.TRACE_TIMELINE.value, "figure"), Input(Id.TRACE_TIMELINE.value, "relayoutData"),
+                 State(Id.PROFILE.value, "value"), prevent_initial_call=True)(
+        fig(lambda r, pid: trace_zoom(r, pid, data)))
+    for tid in (Id.TRACE_TABLE, Id.TRACE_STEPS, Id.TRACE_MATCHED):
+        app.callback(Output(tid.value, "getRowsResponse"), Input(tid.value, "getRowsRequest"),
+                     prevent_initial_call=True)(
+            guarded(lambda t: {"rowData": [], "rowCount": 0})(lambda req, t=tid.value: page_rows(req, t, data)))
     _refuse_unknown_requests(app)
     app.linkroof_data = data  # for tests
     return app

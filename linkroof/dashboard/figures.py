@@ -624,30 +624,56 @@ def timeline_figure(name: str, t: Any) -> go.Figure:
     return fig
 
 
-TRACE_DRAWN = 4000  # activities drawn per trace figure (the first ones by start); the tables hold them all
+TRACE_BARS = 20000  # bars drawn per timeline view, over all rows: intervals closer than the view's resolution merge
+TRACE_MARKS = 2000  # exposed-communication marks per view (the most exposed)
+TRACE_CALLS_DRAWN = 5000  # beyond this many calls, the NCCL figure draws each size's median and spread
 
 
-def trace_timeline_figure(report: Any) -> go.Figure:
+def _coalesced(spans: list[tuple[int, int, str]], gap: float) -> list[tuple[int, int, int, str]]:
+    """Sorted (start, end, name) spans of one row and class merged where the gap between
+    them is under `gap` ns: (start, end, how many, first name)."""
+    out: list[list] = []
+    for b, e, n in spans:
+        if out and b - out[-1][1] < gap:
+            out[-1][1] = max(out[-1][1], e)
+            out[-1][2] += 1
+        else:
+            out.append([b, e, 1, n])
+    return [tuple(x) for x in out]
+
+
+def trace_timeline_figure(report: Any, window_us: tuple[float, float] | None = None) -> go.Figure:
     """A trace's GPU timeline: one row per rank, device and stream, each activity a bar
     coloured by class (a collective's is communication); a collective's exposed part
-    (nothing else beside it on its GPU) is marked above its bar."""
+    (nothing else beside it on its GPU) is marked. Drawn at the view's resolution:
+    activities closer than 1/N of the view (N = TRACE_BARS over the rows) merge into one
+    bar that says how many it holds; `window_us` (from a zoom) redraws that part alone,
+    every activity in it apart once the view is narrow enough."""
     from ..roofline.timeline import kernel_class
 
     fig = go.Figure()
     t0 = min((a.start_ns for t in report.traces for a in t.activities), default=0)
-    bars: dict[str, list[tuple[str, float, float, str]]] = {}
-    rows: set[str] = set()
-    drawn = 0
+    t1 = max((a.end_ns for t in report.traces for a in t.activities), default=0)
+    lo, hi = (t0, t1) if window_us is None else (t0 + window_us[0] * 1e3, t0 + window_us[1] * 1e3)
+    spans: dict[tuple[str, str], list[tuple[int, int, str]]] = {}
     for t in report.traces:
         comm = t.comm_ids()
-        for a in sorted(t.activities, key=lambda a: a.start_ns):
-            if drawn >= TRACE_DRAWN:
-                break
+        for a in t.activities:
+            if a.end_ns < lo or a.start_ns > hi:
+                continue
             cls = "communication" if id(a) in comm else kernel_class(a)[0]
             row = f"rank {t.rank if t.rank is not None else '?'} GPU{a.device} stream {a.stream}"
-            rows.add(row)
-            bars.setdefault(cls, []).append((row, (a.start_ns - t0) / 1e3, a.ns / 1e3, a.name[:80]))
-            drawn += 1
+            spans.setdefault((row, cls), []).append((a.start_ns, a.end_ns, a.name[:80]))
+    rows = {r for r, _ in spans}
+    gap = max(1.0, (hi - lo) / max(50, TRACE_BARS // max(1, len(rows))))
+    bars: dict[str, list] = {}
+    merged = 0
+    for (row, cls), sp in spans.items():
+        sp.sort()
+        for b, e, k, n in _coalesced(sp, gap):
+            merged += k > 1
+            bars.setdefault(cls, []).append((row, (b - t0) / 1e3, max(e - b, 1) / 1e3,
+                                             n if k == 1 else f"{k} activities ({n}, ...)"))
     for cls in ("compute", "memory", "communication", "transfer", "other"):
         mine = bars.get(cls, [])
         if mine:
@@ -655,7 +681,8 @@ def trace_timeline_figure(report: Any) -> go.Figure:
                                  base=[b for _, b, _, _ in mine], orientation="h", name=cls,
                                  marker={"color": CLASS_COLORS[cls]}, customdata=[n for *_, n in mine],
                                  hovertemplate="%{customdata}<br>%{base:.1f} us + %{x:.2f} us<extra>" + cls + "</extra>"))
-    exposed = [r for r in report.rows if r.exposed_s > 0]
+    exposed = sorted((r for r in report.rows if r.exposed_s > 0 and r.call.end_ns >= lo and r.call.start_ns <= hi),
+                     key=lambda r: -r.exposed_s)[:TRACE_MARKS]
     if exposed:
         fig.add_trace(go.Scatter(
             x=[(r.call.start_ns - t0) / 1e3 + r.call.duration_s * 5e5 for r in exposed],
@@ -665,9 +692,14 @@ def trace_timeline_figure(report: Any) -> go.Figure:
             customdata=[f"{r.call.collective or 'unknown'}: {r.exposed_s * 1e6:.1f} us of "
                         f"{r.call.duration_s * 1e6:.1f} us exposed" for r in exposed],
             hovertemplate="%{customdata}<extra></extra>"))
-    fig.update_layout(title=f"Trace timeline ({len(report.traces)} rank file(s); exposed communication marked x)",
+    detail = (f"; activities closer than {gap / 1e3:.3g} us drawn as one bar: zoom in for each apart" if merged
+              else "")
+    fig.update_layout(title=f"Trace timeline ({len(report.traces)} rank file(s); exposed communication marked x"
+                            f"{detail})",
                       xaxis_title="us from the trace's first activity", barmode="overlay", template="plotly_white",
-                      height=max(260, 120 + 40 * len(rows)))
+                      height=min(4000, max(260, 120 + 22 * len(rows))), uirevision="trace")
+    if window_us is not None:
+        fig.update_xaxes(range=list(window_us))
     return fig
 
 
@@ -681,7 +713,25 @@ def trace_collectives_figure(report: Any, profile: Any, model: MachineModel | No
     for r in report.rows:
         if r.call.busbw and r.call.size_bytes and r.call.group_size and r.call.group_size > 1:
             by.setdefault(f"{r.call.collective} {r.call.dtype} x{r.call.group_size}", []).append(r)
+    many = sum(len(v) for v in by.values()) > TRACE_CALLS_DRAWN
     for name, rows in sorted(by.items()):
+        if many:  # one marker per size: the median call, the 10th to 90th percentile as a bar, the count
+            sizes: dict[int, list[Any]] = {}
+            for r in rows:
+                sizes.setdefault(r.call.size_bytes, []).append(r)
+            xs, ys, lo, hi, text = [], [], [], [], []
+            for size, rs in sorted(sizes.items()):
+                bw = sorted(gbps(r.call.busbw) for r in rs)
+                med, p10, p90 = bw[len(bw) // 2], bw[len(bw) // 10], bw[min(len(bw) - 1, (9 * len(bw)) // 10)]
+                xs.append(size), ys.append(med), lo.append(med - p10), hi.append(p90 - med)
+                fr = sorted(r.fraction_of_nccl for r in rs if r.fraction_of_nccl)
+                text.append(f"{len(rs)} calls; median {med:.1f} GB/s (10th-90th: {p10:.1f}-{p90:.1f})"
+                            + (f", median {fr[len(fr) // 2]:.0%} of NCCL here" if fr else ""))
+            fig.add_trace(go.Scatter(x=xs, y=ys, mode="markers", name=f"trace: {name} (median per size)",
+                                     marker={"symbol": "diamond", "size": 10},
+                                     error_y={"type": "data", "symmetric": False, "array": hi, "arrayminus": lo},
+                                     customdata=text, hovertemplate="%{x} B: %{customdata}<extra></extra>"))
+            continue
         fig.add_trace(go.Scatter(
             x=[r.call.size_bytes for r in rows], y=[gbps(r.call.busbw) for r in rows], mode="markers",
             name=f"trace: {name}", marker={"symbol": "diamond", "size": 10},

@@ -126,6 +126,8 @@ def trace_html(profile: Profile, traces: list, first_plot: bool) -> str:
     out.append("<h3>Trace: collectives</h3><table border=1 cellpadding=4><tr><th>rank</th><th>collective</th>"
                "<th>type</th><th>size</th><th>group (from)</th><th>time</th><th>busbw</th><th>NCCL here</th>"
                f"<th>of NCCL</th><th>exposed</th><th>facts from</th></tr>{rows}</table>")
+    if len(report.rows) > 500:
+        out.append(f"<p>The first 500 of {len(report.rows)} calls; `linkroof trace --csv FILE` writes them all.</p>")
     out += [f"<p class='warning'>{escape(w)}</p>" for w in report.warnings]
     return "".join(out)
 
