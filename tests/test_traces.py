@@ -397,3 +397,25 @@ def test_the_event_reader_refuses_in_one_line(tmp_path, monkeypatch, text, words
     path.write_text(text)
     with pytest.raises(P.TraceError, match=words):
         P.read_trace(path)
+
+
+def test_a_public_2023_multi_rank_trace_reads_every_collective():
+    """Ranks 0 and 1 of a 128-rank job recorded by others (HolisticTraceAnalysis' test
+    data, MIT; tests/data/traces/ORIGIN.md): NCCL 2.1x kernels that name no collective,
+    `nccl:<op>` ranges with their c10d ops. Every NCCL call is identified, the sizes are
+    those a hand count of the recorded shapes gives, and calls are paired across ranks
+    only when they are the same collective, size and type (an uneven all-to-all's
+    sizes differ per rank: those stay unmatched, and say why)."""
+    files = [str(DATA / "traces" / f"hta_sampled_rank{r}.json.gz") for r in (0, 1)]
+    traces = P.read_job(files, workers=1)
+    assert [t.world_size for t in traces] == [128, 128]
+    rep = P.analyze(traces, REF)
+    assert len(rep.rows) == 20 and all(r.call.collective for r in rep.rows)
+    sizes = {(r.call.collective, r.call.size_bytes, r.call.dtype) for r in rep.rows}
+    assert ("all_gather", 1 << 30, "int8") in sizes and ("all_to_all", 400 * MiB, "uint8") in sizes
+    for m in rep.matched:
+        calls = [r.call for r in rep.rows if (r.call.collective, r.call.size_bytes) == (m.collective, m.size_bytes)]
+        assert {c.rank for c in calls} >= set(m.ranks)
+    assert len(rep.matched) == 7 and all(u.why == "no other rank has this call" for u in rep.unmatched)
+    unknown = [r for r in rep.rows if r.call.size_bytes is None]
+    assert len(unknown) == 2 and all("size unknown" in r.nccl_how for r in unknown)
