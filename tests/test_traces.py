@@ -419,3 +419,6 @@ def test_a_public_2023_multi_rank_trace_reads_every_collective():
     assert len(rep.matched) == 7 and all(u.why == "no other rank has this call" for u in rep.unmatched)
     unknown = [r for r in rep.rows if r.call.size_bytes is None]
     assert len(unknown) == 2 and all("size unknown" in r.nccl_how for r in unknown)
+    # the group: no field of this era holds it, and the output names the fields missing
+    assert all(r.call.group_size is None and any("no pg_config" in n for n in r.call.notes) for r in rep.rows)
+    assert any("world_size 128 and no pg_config" in w for w in rep.warnings)

@@ -510,6 +510,10 @@ def read_trace(path: str | Path, progress: Any = None) -> Trace:
         notes.append("no ProfilerStep in the trace: the whole trace is one step")
     if col.bad:
         notes.append(f"{col.bad} event(s) with fields of the wrong type (ts, dur, grid, ...) were skipped")
+    if world and not groups:
+        notes.append(f"distributedInfo gives world_size {world} and no pg_config: a call's group is the world only "
+                     "if it ran on the default group, which this trace does not record (its group stays unknown "
+                     "where its ops name none)")
     return Trace(str(p), rank, world, str(dist.get("backend", "")), list(meta.get("deviceProperties") or []),
                  acts, kargs, launches, CommOps(ops), steps, groups, notes=notes)
 

@@ -248,7 +248,7 @@ def facts_from_c10d(op: CommOp, groups: dict[str, int]) -> dict:
         group_from = "derived (output / input elements)" if group else "unknown"
     if not group:
         notes.append("group size unknown: no `Group size` or `Process Group Ranks` on this era's ops, "
-                     + (f"and the trace has {len(groups)} process groups" if groups else "no distributedInfo")
+                     + (f"and the trace has {len(groups)} process groups" if groups else "no pg_config in distributedInfo")
                      + " to tell which one ran it")
     if coll == "all_gather" and out_n is None and in_n is not None and group:
         out_n = in_n * group  # the range records the local shard: the output is the group's shards
