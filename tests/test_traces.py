@@ -420,5 +420,11 @@ def test_a_public_2023_multi_rank_trace_reads_every_collective():
     unknown = [r for r in rep.rows if r.call.size_bytes is None]
     assert len(unknown) == 2 and all("size unknown" in r.nccl_how for r in unknown)
     # the group: no field of this era holds it, and the output names the fields missing
-    assert all(r.call.group_size is None and any("no pg_config" in n for n in r.call.notes) for r in rep.rows)
+    # (an all-gather's from its output / input ratio: 64 of the 128, a sub-group)
+    for r in rep.rows:
+        if r.call.group_size is None:
+            assert any("no pg_config" in n for n in r.call.notes)
+        else:
+            assert r.call.group_from.startswith("derived") and r.call.collective == "all_gather"
+    assert {r.call.group_size for r in rep.rows} == {None, 64}
     assert any("world_size 128 and no pg_config" in w for w in rep.warnings)
