@@ -374,7 +374,7 @@ def topology_figure(topo, profile=None) -> go.Figure:
         labels.append(f"NIC{i} {nic.name}")
         kinds.append("NIC")
         custom.append(f"nic:{i}")
-        if near is not None:
+        if near is not None and near in gx:  # a nearest GPU the topology does not list draws no edge
             sx, sy = switch_of.get(near, (gx[near], 0)) if nic.level_to(near) == "PIX" else (gx[near], 0)
             edge("NIC to nearest GPU", x + 0.3, -1.15, sx, sy, 1.0)
     fig = go.Figure()
