@@ -329,3 +329,18 @@ def test_where_the_time_went_is_per_call_for_calls_that_share_a_name():
     assert measured.x[0] == pytest.approx(3933.33, rel=1e-4) and fig.layout.xaxis.title.text == "µs per call"
     one = F.decomposition_figure(calls[:1] + [dataclasses.replace(calls[1], workload=dataclasses.replace(wl, name="b"))])
     assert len([t for t in one.data if t.type == "bar"][0].y) == 2
+
+
+def test_topology_figure_with_a_nic_near_a_gpu_not_listed():
+    """A profile (imported, or edited) whose NIC names a nearest GPU the topology lacks:
+    the figure draws the NIC without an edge (the clean-clone fuzz run found a KeyError)."""
+    import dataclasses
+
+    from linkroof.dashboard import figures as F
+    from linkroof.profiler.session import bundled_profile
+
+    p = bundled_profile()
+    t = p.topology
+    bad = dataclasses.replace(t, nics=tuple(dataclasses.replace(n, nearest_gpu=-1) for n in t.nics))
+    fig = F.topology_figure(bad, p)
+    assert any("NIC" in str(tr.name) or "NIC" in str(getattr(tr, "text", "")) for tr in fig.data)
