@@ -643,9 +643,8 @@ def analyze_telemetry(tels: list[Telemetry], profile: Any) -> TelemetryReport:
     """Every call against the profile's NCCL figure and cost bound at its collective,
     size, type and rank count; the skew of each call recorded on several ranks; per
     rank and node, how often each held the others up."""
-    from ..roofline.cost import with_bound
     from ..roofline.model import MachineModel
-    from .traces import _placed_kind
+    from .traces import place_row
 
     model = MachineModel.from_profile(profile)
     placed: dict[tuple, Any] = {}
@@ -654,20 +653,10 @@ def analyze_telemetry(tels: list[Telemetry], profile: Any) -> TelemetryReport:
         for c in t.calls:
             row = TelemetryRow(c)
             if c.collective and c.size_bytes and c.group_size and c.group_size > 1:
-                key = (c.collective, c.size_bytes, c.group_size, c.dtype)
-                if key not in placed:
-                    placed[key] = _placed_kind(dataclasses.replace(c, rank=None), profile, model)
-                got = placed[key]
-                if isinstance(got, str):
-                    row.nccl_how = got
-                else:
-                    p0, bound, row.nccl_s, row.nccl_how = got
-                    if c.dtype is None:
-                        row.nccl_how += "; the call's data type is not recorded: the profile's figure at fp32"
-                    if c.time_s:
-                        p = dataclasses.replace(p0, measured_time_s=c.time_s)
-                        row.placement = with_bound(p, bound, row.nccl_s) if bound is not None else p
-                        row.bound_s = row.placement.cost_bound_s or None
+                place_row(row, dataclasses.replace(c, rank=None), c.time_s, profile, model, placed,
+                          (c.collective, c.size_bytes, c.group_size, c.dtype))
+                if c.dtype is None and not row.nccl_how.startswith("not placed"):
+                    row.nccl_how += "; the call's data type is not recorded: the profile's figure at fp32"
             elif c.group_size == 1:
                 row.nccl_how = "a one-rank group: nothing crosses a link"
             else:

@@ -679,7 +679,6 @@ class RankPart:
 def rank_part(t: Trace, profile: Any, model: Any = None, placed: dict | None = None) -> RankPart:
     """One rank's collectives against the profile, and its steps: everything that needs
     its intervals, so that matching across ranks needs only the result."""
-    from ..roofline.cost import with_bound
     from ..roofline.model import MachineModel
     from ..roofline.traces import ActivityIndex, exposed_s, step_summary
 
@@ -692,17 +691,8 @@ def rank_part(t: Trace, profile: Any, model: Any = None, placed: dict | None = N
     for c in calls:
         row = CollectiveRow(c, exposed_s=exposed_s(c, index.overlapping(c.start_ns, c.end_ns), comm_ids))
         if c.collective and c.size_bytes and c.group_size and c.group_size > 1:
-            key = (c.collective, c.size_bytes, c.group_size, c.dtype, c.rank)
-            if key not in placed:  # one baseline, bound and roofline terms per collective, size, type, group
-                placed[key] = _placed_kind(c, profile, model)
-            got = placed[key]
-            if isinstance(got, str):
-                row.nccl_how = got
-            else:
-                p0, bound, row.nccl_s, row.nccl_how = got
-                p = dataclasses.replace(p0, measured_time_s=c.duration_s)
-                row.placement = with_bound(p, bound, row.nccl_s) if bound is not None else p
-                row.bound_s = row.placement.cost_bound_s or None
+            place_row(row, c, c.duration_s, profile, model, placed,
+                      (c.collective, c.size_bytes, c.group_size, c.dtype, c.rank))
         elif c.group_size == 1:
             row.nccl_how = "a one-rank group: nothing crosses a link"
         else:
@@ -826,6 +816,25 @@ def _map_dask(paths: list[str], profile: Any, workers: int | None, scheduler: st
     finally:
         if cluster is not None:
             cluster.close()
+
+
+def place_row(row: Any, c: Any, time_s: float | None, profile: Any, model: Any, placed: dict, key: tuple) -> None:
+    """Sets a row's NCCL time, how it was found, placement and bound for a call of
+    `time_s` (None: not timed, no placement): one baseline, bound and roofline terms per
+    `key` (collective, size, type, group), kept in `placed`."""
+    from ..roofline.cost import with_bound
+
+    if key not in placed:
+        placed[key] = _placed_kind(c, profile, model)
+    got = placed[key]
+    if isinstance(got, str):
+        row.nccl_how = got
+        return
+    p0, bound, row.nccl_s, row.nccl_how = got
+    if time_s:
+        p = dataclasses.replace(p0, measured_time_s=time_s)
+        row.placement = with_bound(p, bound, row.nccl_s) if bound is not None else p
+        row.bound_s = row.placement.cost_bound_s or None
 
 
 def _placed_kind(c: Any, profile: Any, model: Any) -> Any:
