@@ -160,25 +160,33 @@ def test_a_candidate_faster_than_the_bound_is_flagged_and_one_without_kernels_sa
     ref, fast = _result("reference", 65.6), _result("good", 2.9)
     fast.perf[0]["timeline"] = {"kernels_per_call": 0, "parts": {}, "kernels": []}
     row = S.score_row(ref, fast, "pkb", 1, 1e-2, 1e-2, wl, bundled_profile(), load=lambda p: np.ones(2))
-    assert row["fraction_of_roofline"] > 10
+    assert row["fraction_of_roofline"] > 10 and row["peak_fraction"] == row["fraction_of_roofline"]
     assert any(v.startswith("faster than its cost-model bound") for v in row["placement_verdicts"])
     assert "faster than its cost-model bound" in row["feedback"]
-    assert "no GPU kernel ran in the call (measured timeline)" in row["feedback"]
+    assert "nothing ran on the GPU in the call (measured timeline)" in row["feedback"]
+    # 256 MiB through the spec sheet's 4.8 TB/s takes 55.9 us: 2.9 us is below the physical floor
+    assert row["floor_s"] == pytest.approx((1 << 28) / 4.8e12, rel=0.01) and "spec ceilings" in row["floor_basis"]
+    assert row["speedup"] is None and row["suspect"]["measured_speedup"] == pytest.approx(65.6 / 2.9)
+    assert row["feedback"].startswith("SUSPECT, not ranked: measured 2.90 us, under the physical floor of 55.9")
+    assert list(row)[:3] == ["candidate", "peak_fraction", "peak_fraction_of_cost_bound"]
 
 
 def _result(name, us):
     import tempfile
 
     d = tempfile.mkdtemp()
-    Path(d, "trial_0_rank_0.npz").write_bytes(b"")
+    Path(d, "r0_t0_0.npy").write_bytes(b"")
     r = S.RunResult(S.Target.of(f"m:{name}"), d, 0, 1, 0.1)
+    r.outputs[0] = {"0": [str(Path(d, "r0_t0_0.npy"))]}
     r.perf[0] = {"wall_time_ms": us / 1e3}
     r.trials_done[0] = 1
     return r
 
 
-def test_cli_score_json_lines_and_table(monkeypatch):
+def test_cli_score_json_lines_and_table(monkeypatch, tmp_path):
     monkeypatch.setattr(S, "child_command", fake())
+    monkeypatch.chdir(tmp_path)  # the targets are checked (read, not run) before any child starts
+    Path("m.py").write_text("".join(f"def {n}(): pass\n" for n in ("reference", "good", "wrong", "slow", "inputs")))
     res = CliRunner().invoke(cli, ["score", "m:reference", "m:good", "m:wrong", "--inputs", "m:inputs",
                                    "--trials", "2", "--protocol", "pkb", "--json"])
     assert res.exit_code == 0, res.output
@@ -230,8 +238,26 @@ def test_a_mean_of_trial_speedups_is_not_given_as_the_ratio_of_one_trials_times(
     row = {"protocol": "pkb", "correct": True, "speedup": 1.0413, "trial_speedups": [1.0296, 1.046, 1.0407, 1.046,
                                                                                      1.0439],
            "time_s": 489.1e-6, "reference_time_s": 510.6e-6}
-    fb = S.feedback(row)
-    assert fb.startswith("1.04x the reference (the mean of 5 trials' speedups, pkb protocol; "
-                         "the last trial 489.1 us against 510.6 us)")
+    fb = S.feedback(dict(row, speedup_total_time=1.0421))
+    assert fb.startswith("1.04x the reference by total time over 5 trials, 1.04x as PKB's mean of the trials' "
+                         "speedups (pkb protocol; the last trial 489.1 us against 510.6 us)")
     one = S.feedback(dict(row, trial_speedups=[1.0568], speedup=1.0568, time_s=496.4e-6, reference_time_s=524.6e-6))
     assert one.startswith("1.06x the reference (496.4 us against 524.6 us, pkb protocol)")
+
+
+def test_the_total_time_ratio_stands_beside_pkbs_mean_of_ratios(monkeypatch):
+    """Trials at 0.1x and 10x: PKB's mean of ratios is 5.05x; the total-time ratio, named,
+    is (10 + 1) / (100 + 0.1) = 0.11x."""
+    times = iter([("reference", 10.0), ("c", 100.0), ("reference", 1.0), ("c", 0.1)])
+
+    def run_target(target, *a, **k):
+        name, us = next(times)
+        return _result(name, us)
+
+    monkeypatch.setattr(S, "run_target", run_target)
+    monkeypatch.setattr(S, "check_trials", lambda ref, cand, ts, *a, **k: [{"trial": ts[0], "result": "match"}])
+    monkeypatch.setattr(S.time, "sleep", lambda s: None)
+    row = S._pkb_candidate("m:reference", "m:c", 0, "m:inputs", 1, 2, 1e-2, 1e-2, None, None, "/tmp", {})
+    assert row["speedup"] == pytest.approx(5.05) and row["trial_speedups"] == pytest.approx([0.1, 10.0])
+    assert row["speedup_total_time"] == pytest.approx(11 / 100.1)
+    assert "0.11x the reference by total time over 2 trials, 5.05x as PKB's mean" in row["feedback"]

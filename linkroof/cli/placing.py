@@ -294,29 +294,47 @@ def _host_verdict(r: Any) -> str | None:
 @click.option("--trials", type=click.IntRange(1, 100), default=5, show_default=True)
 @click.option("--atol", type=click.FloatRange(0, 1e30), default=1e-2, show_default=True, callback=_finite)
 @click.option("--rtol", type=click.FloatRange(0, 1e6), default=1e-2, show_default=True, callback=_finite)
-@click.option("--deadline", type=click.FloatRange(1, 86400), default=300.0, show_default=True,
-              help="Seconds a run may take before its ranks are named and killed.")
+@click.option("--deadline", type=click.FloatRange(1, 86400), default=300.0, show_default=True, callback=_finite,
+              help="Seconds a run may take before its ranks are named and killed (finite).")
 @click.option("--workload", type=click.Path(dir_okay=False), help="What the kernel must do (TOML): places each "
-              "candidate on this machine's roofline and cost bound.")
+              "candidate on this machine's roofline and cost bound, and sets its physical floor.")
 @click.option("--profile", "which", metavar="ID|FILE|reference", help=PROFILE_HELP)
 @click.option("--warmup", type=click.IntRange(0), default=500, show_default=True, help="pkb: warm-up calls.")
 @click.option("--iters", type=click.IntRange(1), default=100, show_default=True, help="pkb: timed calls.")
 @click.option("--m", "m", type=click.IntRange(1), default=1024, show_default=True, help="pkb: base shape rows.")
 @click.option("--n", "n", type=click.IntRange(1), default=1024, show_default=True, help="pkb: base shape columns.")
 @click.option("--dtype", default="bfloat16", show_default=True, help="pkb: the inputs' torch dtype.")
+@click.option("--max-output-bytes", type=click.IntRange(1), default=4 << 30, show_default=True,
+              help="The most one rank's outputs of one trial may hold; a larger output is a failure row.")
+@click.option("--format", "fmt", type=click.Choice(["linkroof", "kernelbench"]), default="linkroof",
+              show_default=True, help="--json rows: linkroof's (PKB's field names kept), or KernelBench's "
+              "KernelExecResult (compiled, correctness, runtime, runtime_stats, ref_runtime, metadata).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per candidate (JSON lines), nothing else.")
 @click.pass_context
 def score(ctx: click.Context, reference: str, candidates: tuple[str, ...], inputs: str, ranks: int, protocol: str,
           trials: int, atol: float, rtol: float, deadline: float, workload: str | None, which: str | None,
-          warmup: int, iters: int, m: int, n: int, dtype: str, as_json: bool) -> None:
+          warmup: int, iters: int, m: int, n: int, dtype: str, max_output_bytes: int, fmt: str,
+          as_json: bool) -> None:
     """Score candidates (files with solution(*x), as ParallelKernelBench lays them out,
     or MODULE:FUNCTION) against a reference: correct over trials, timed, the speedup,
     and why a candidate is slow, from what was measured (its timeline, and with
-    --workload its place on this machine's roofline). Each runs in its own process; a
-    candidate that raises, hangs or runs out of memory gets a row saying so."""
+    --workload its place on this machine's roofline and its physical floor).
+
+    Each target runs in a session of its own, reports on a channel only the harness
+    holds, sees no linkroof setting, and is killed whole at its end, daemons included.
+    A candidate that raises, hangs, exits, runs out of memory, returns what cannot be
+    checked or forges a result gets a row saying so; one timed below the physical floor,
+    or caught by the checks after the timing (timing functions replaced, work left on
+    another stream, a cached output), is marked suspect and never ranked by speedup.
+
+    Everything is checked before any child starts. Exit status: 0 when the reference ran
+    and at least one candidate was scored; 4 when every candidate failed to run; 5 when
+    the reference failed; 1 for bad input."""
     import json
 
+    from ..profiler.score import exit_code, kernelbench_row
     from ..profiler.score import score as run_score
+    from ..render import clean
     from ..roofline.workload import load_toml
 
     wl = load_toml(workload) if workload else None
@@ -326,17 +344,18 @@ def score(ctx: click.Context, reference: str, candidates: tuple[str, ...], input
 
     def emit(row: dict) -> None:
         if as_json:
-            _echo_json(json.dumps(row, default=str))
+            _echo_json(json.dumps(kernelbench_row(row) if fmt == "kernelbench" else row, default=str))
         else:
-            click.echo(f"{row['candidate']}: " + ("correct" if row.get("correct") else "NOT correct") +
-                       f" - {row['feedback']}")
+            click.echo(clean(f"{row['candidate']}: " + ("correct" if row.get("correct") else "NOT correct") +
+                             f" - {row['feedback']}"))
 
     rows = run_score(reference, list(candidates), inputs, ranks, protocol, trials, atol, rtol, deadline, wl, profile,
-                     warmup, iters, (m, n), dtype, on_row=emit)
+                     warmup, iters, (m, n), dtype, on_row=emit, max_output_bytes=max_output_bytes)
     if not as_json:
         from ..render import score_view
 
         _console().print(score_view(rows))
+    ctx.exit(exit_code(rows))
 
 
 @cli.command()

@@ -469,6 +469,21 @@ def run_compare(kernel: str, inputs: str, reference: str | None = None, workload
     `count_kernels` counts each kernel's work with Nsight Compute in a child process
     (profiler/ncu.py): the workload file becomes optional (the counters give it), and a
     given one is compared with what the kernels moved; each kernel is placed by itself."""
+    if topology is None:  # the GPU first: no user code runs on a machine that cannot time it
+        from .probe import probe
+
+        topology = probe()
+    try:
+        return _run_compare(kernel, inputs, reference, workload_path, profile, reps, warmup, rtol, atol, counters_on,
+                            topology, gated, timeline, count_kernels, steady)
+    except SystemExit as e:  # the user's code ended the process: said, never a silent exit 0
+        raise CompareError(f"the user's code called sys.exit({e.code!r}) (in {kernel}, {inputs}"
+                           + (f" or {reference}" if reference else "") + "): nothing was measured") from None
+
+
+def _run_compare(kernel: str, inputs: str, reference: str | None, workload_path: str | None,
+                 profile: Profile | None, reps: int, warmup: int, rtol: float, atol: float, counters_on: bool,
+                 topology: Any, gated: bool, timeline: bool, count_kernels: bool, steady: bool) -> CompareReport:
     import dataclasses
 
     from ..roofline.model import MachineModel
@@ -494,10 +509,6 @@ def run_compare(kernel: str, inputs: str, reference: str | None = None, workload
     def make_inputs() -> Any:
         return pending.pop() if pending else make()
 
-    if topology is None:
-        from .probe import probe
-
-        topology = probe()
     gpu = ctx.local_rank % max(1, len(topology.gpus))
     l2 = 0
     if framework == "cupy":

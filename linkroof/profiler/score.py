@@ -20,10 +20,10 @@ into the next one's timing.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
+import secrets
 import signal
 import socket
 import subprocess
@@ -34,6 +34,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from ..errors import LinkroofError
+from .score_channel import DEFAULT_MAX_OUTPUT_BYTES
 
 PKB_WARMUP, PKB_ITERS, PKB_TRIALS, PKB_ATOL, PKB_RTOL = 500, 100, 5, 1e-2, 1e-2
 PKB_COOLDOWN_S = 0.5
@@ -199,7 +202,8 @@ def pkb_problem_id(path: str) -> int:
 
 @dataclass
 class RunResult:
-    """One target's child run: per rank, per trial outputs (files), perf, failures."""
+    """One target's child run: per rank, per trial outputs (files the parent wrote from the
+    result channel), perf, the checks' findings, failures."""
 
     target: Target
     out_dir: str
@@ -209,6 +213,10 @@ class RunResult:
     failure: dict | None = None  # {"kind", "message", "ranks"}
     perf: dict[int, dict] = field(default_factory=dict)
     trials_done: dict[int, int] = field(default_factory=dict)
+    outputs: dict[int, dict[str, list[str]]] = field(default_factory=dict)  # rank -> trial -> .npy leaves
+    checks: dict[int, dict] = field(default_factory=dict)
+    leftover: int = 0  # processes of the target still alive at its end, then killed
+    contained: str = ""  # how its processes were found ("" when fully: the subreaper and the mark)
 
 
 def free_port() -> int:
@@ -231,22 +239,48 @@ def child_command(ranks: int, port: int, args: list[str]) -> tuple[list[str], di
             "127.0.0.1", "--master-port", str(port), "-m", "linkroof.profiler.score_child", *args], env
 
 
+def clean_env(env: dict[str, str], scratch: str) -> dict[str, str]:
+    """What a child may see: no linkroof setting (the store's path above all), its data
+    directory a scratch folder (the default store lives under the data directory)."""
+    out = {k: v for k, v in env.items() if not k.startswith("LINKROOF_")}
+    out["XDG_DATA_HOME"] = scratch
+    return out
+
+
 def run_target(target: Target, inputs: str, ranks: int, protocol: str, out_dir: str, trials: int,
                deadline_s: float = DEADLINE_S, warmup: int = PKB_WARMUP, iters: int = PKB_ITERS,
                shape: tuple[int, int] = (1024, 1024), dtype: str = "bfloat16", command: Any = None,
-               problem_id: int = 1, first_trial: int = 0) -> RunResult:
-    """Run one target in its own process group with a deadline; read what each rank
-    left in `out_dir` (outputs per trial, perf, an error)."""
+               problem_id: int = 1, first_trial: int = 0, max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
+               live_marks: Any = frozenset()) -> RunResult:
+    """Run one target in a session of its own with a deadline, its results on a channel
+    only the harness holds (score_channel); at its end every process of it is killed,
+    daemons included (score_procs)."""
+    from .score_channel import Listener
+    from .score_procs import MARK, become_subreaper, descendants, kill_mark, new_mark
+
+    if not math.isfinite(deadline_s) or deadline_s <= 0:
+        raise ValueError(f"a deadline must be a finite number of seconds, not {deadline_s!r}")
     os.makedirs(out_dir, exist_ok=True)
-    args = ["--fn", target.spec, "--inputs", inputs, "--out", out_dir, "--trials", str(trials), "--protocol",
+    subreaper = become_subreaper()
+    args = ["--fn", target.spec, "--inputs", inputs, "--trials", str(trials), "--protocol",
             protocol, "--warmup", str(warmup), "--iters", str(iters), "--m", str(shape[0]), "--n", str(shape[1]),
-            "--dtype", dtype, "--problem-id", str(problem_id), "--first-trial", str(first_trial)]
+            "--dtype", dtype, "--problem-id", str(problem_id), "--first-trial", str(first_trial),
+            "--max-output-bytes", str(max_output_bytes)]
     cmd, env = (command or child_command)(ranks, free_port(), args)
+    scratch = os.path.join(out_dir, "scratch")
+    os.makedirs(scratch, exist_ok=True)
+    listener = Listener(tempfile.mkdtemp(prefix="lr-"), os.path.join(out_dir, secrets.token_hex(8)), ranks,
+                        max_output_bytes)
+    mark = new_mark()
+    env = clean_env(env, scratch) | listener.env() | {MARK: mark}
+    before = descendants(os.getpid())
     t0 = time.perf_counter()
     log = open(os.path.join(out_dir, "child.log"), "wb")
+    proc = None
+    rc: int | None = None
     try:
-        proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        rc: int | None = None
+        proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                cwd=os.getcwd())
         failed_at = None
         while True:  # a rank that failed leaves the others waiting in a collective: end them soon after
             try:
@@ -255,7 +289,7 @@ def run_target(target: Target, inputs: str, ranks: int, protocol: str, out_dir: 
             except subprocess.TimeoutExpired:
                 pass
             now = time.perf_counter()
-            if failed_at is None and any(Path(out_dir).glob("rank_*_error.json")):
+            if failed_at is None and (listener.failed_ranks() or listener.violations):
                 failed_at = now
             if now - t0 > deadline_s or (failed_at is not None and now - failed_at > ERROR_GRACE_S):
                 _kill(proc)
@@ -263,23 +297,28 @@ def run_target(target: Target, inputs: str, ranks: int, protocol: str, out_dir: 
                 break
     finally:
         log.close()
-    res = RunResult(target, out_dir, rc, ranks, time.perf_counter() - t0)
-    for r in range(ranks):
-        p = Path(out_dir) / f"rank_{r}_perf.json"
-        if p.exists():
-            res.perf[r] = json.loads(p.read_text())
-        s = Path(out_dir) / f"rank_{r}_trials.json"
-        if s.exists():
-            res.trials_done[r] = int(json.loads(s.read_text()).get("done", 0))
-    errors = {}
-    for r in range(ranks):
-        p = Path(out_dir) / f"rank_{r}_error.json"
-        if p.exists():
-            errors[r] = json.loads(p.read_text())
-    if errors:
+        if proc is not None and proc.poll() is None:
+            _kill(proc)
+        leftover = kill_mark(mark, set(live_marks), before)
+        listener.close()
+    res = RunResult(target, out_dir, rc, ranks, time.perf_counter() - t0, leftover=leftover,
+                    contained="" if subreaper else "processes found by their mark only (no subreaper here)")
+    for r, rep in listener.reports.items():
+        if rep.perf is not None:
+            res.perf[r] = rep.perf
+        res.trials_done[r] = rep.trials_done
+        res.outputs[r] = {k: [str(x) for x in v] for k, v in rep.outputs.items()}
+        if rep.checks is not None:
+            res.checks[r] = rep.checks
+    errors = {r: rep.error for r, rep in listener.reports.items() if rep.error is not None}
+    if listener.violations:  # nothing it sent is believed: no output, no time, no check
+        res.perf, res.outputs, res.checks, res.trials_done = {}, {}, {}, {}
+        res.failure = {"kind": "tampered", "ranks": sorted(listener.reports),
+                       "message": "its results were not accepted: " + "; ".join(listener.violations)}
+    elif errors:
         first = errors[min(errors)]
-        res.failure = {"kind": first.get("kind", "exception"), "message": first.get("message", "")[:2000],
-                       "ranks": sorted(errors)}
+        res.failure = {"kind": str(first.get("kind", "exception"))[:40],
+                       "message": str(first.get("message", ""))[:2000], "ranks": sorted(errors)}
     elif rc is None:
         stuck = [r for r in range(ranks) if r not in res.perf]
         res.failure = {"kind": "hang", "ranks": stuck,
@@ -318,19 +357,24 @@ def _tail(path: str, n: int = 600) -> str:
 def check_trials(ref: RunResult, cand: RunResult, trials: int | Sequence[int], atol: float, rtol: float,
                  load: Any = None) -> list[dict]:
     """Per trial, every rank's output against the reference's, stopping at the first
-    mismatch (PKB)."""
+    mismatch (PKB). A comparison that fails on the files themselves is a mismatch
+    naming why, never an error that loses the row."""
     load = load or _load_output
     out = []
     for t in (range(trials) if isinstance(trials, int) else trials):
         row: dict[str, Any] = {"trial": t}
         results = []
         for r in range(cand.ranks):
-            a = Path(ref.out_dir) / f"trial_{t}_rank_{r}.npz"
-            b = Path(cand.out_dir) / f"trial_{t}_rank_{r}.npz"
-            if not a.exists() or not b.exists():
+            a = ref.outputs.get(r, {}).get(str(t))
+            b = cand.outputs.get(r, {}).get(str(t))
+            if not a or not b:
                 results = None
                 break
-            results.append(compare_outputs(load(a), load(b), atol, rtol))
+            try:
+                results.append(compare_outputs(load(a), load(b), atol, rtol))
+            except Exception as e:  # noqa: BLE001 - an unreadable output fails its trial, with why
+                results.append({"match": False, "reason": f"its output could not be compared ({type(e).__name__}: "
+                                                          f"{str(e)[:200]})", "max_abs_err": None, "max_rel_err": None})
         if results is None:
             row.update(result="no_artifacts", reason="a rank left no output for this trial")
             out.append(row)
@@ -346,12 +390,18 @@ def check_trials(ref: RunResult, cand: RunResult, trials: int | Sequence[int], a
     return out
 
 
-def _load_output(path: Path) -> Any:
+def _load_output(paths: Sequence[str]) -> Any:
+    """A rank's output of one trial: its leaves (.npy files) mapped, not read into memory:
+    the comparison reads them chunk by chunk."""
     import numpy as np
 
-    with np.load(path, allow_pickle=False) as z:
-        keys = sorted(z.files, key=lambda k: int(k.split("_")[1]) if k.startswith("out_") else 0)
-        vals = [z[k] for k in keys]
+    def one(p: str) -> Any:
+        try:
+            return np.load(p, mmap_mode="r", allow_pickle=False)
+        except ValueError:  # an empty array cannot be mapped
+            return np.load(p, allow_pickle=False)
+
+    vals = [one(p) for p in paths]
     return vals[0] if len(vals) == 1 else vals
 
 
@@ -363,36 +413,81 @@ def time_of(res: RunResult, protocol: str) -> float | None:
     return None if t is None else t / 1e3
 
 
+def slowest_rank(res: RunResult, protocol: str) -> int | None:
+    """The rank whose time is the target's (the slowest): its timeline explains the time."""
+    key = "wall_time_ms" if protocol == "pkb" else "median_ms"
+    per = {r: p[key] for r, p in res.perf.items() if isinstance(p.get(key), (int, float))}
+    return max(per, key=lambda r: (per[r], -r)) if per else None
+
+
+def spread(res: RunResult, protocol: str) -> float:
+    """The measurement's relative spread at the slowest rank: PKB's per-call standard
+    deviation over its mean, or the half-range of compare's batch medians; at least 2 %."""
+    r = slowest_rank(res, protocol)
+    p = res.perf.get(r, {}) if r is not None else {}
+    s = 0.0
+    if protocol == "pkb" and p.get("wall_time_ms"):
+        s = float(p.get("wall_time_std_ms") or 0.0) / p["wall_time_ms"]
+    elif p.get("times_ms") and p.get("median_ms"):
+        s = (max(p["times_ms"]) - min(p["times_ms"])) / 2 / p["median_ms"]
+    return max(FLOOR_MARGIN, s)
+
+
+FLOOR_MARGIN = 0.02  # a time this far under the floor at least is suspect, whatever the spread
+TAIL_ABS_S, TAIL_SHARE = 50e-6, 0.2  # the device busy after the last timed event beyond both: work left unwaited
+FEEDBACK_CHARS = 700  # the feedback fits a prompt: its least important facts go first
+
+
 def feedback(row: dict) -> str:
-    """Plain text made only of the row's measured facts, for a person or an agent."""
+    """Plain text made only of the row's measured facts, for a person or an agent: the
+    verdict, peak fraction and time first; the least important facts are dropped to
+    keep it under FEEDBACK_CHARS."""
     parts = []
     if row.get("failure"):
         f = row["failure"]
         return f"failed ({f['kind']}): {f['message'][:300]}"
+    if row.get("suspect"):
+        sus = row["suspect"]
+        parts.append("SUSPECT, not ranked: " + "; ".join(sus["reasons"])[:400] +
+                     f" (likely: {', '.join(sus['likely_causes'])})")
     if not row.get("correct"):
         bad = next((t for t in row.get("trials", []) if t["result"] != "match"), None)
         parts.append(f"wrong: trial {bad['trial']}: {bad.get('reason') or bad['result']}" if bad else "wrong")
-    sp, each = row.get("speedup"), row.get("trial_speedups") or []
+    if row.get("peak_fraction") is not None:
+        parts.append(f"{row['peak_fraction']:.0%} of what this machine allows ({row.get('limiter')}-bound)"
+                     + (f", {row['peak_fraction_of_cost_bound']:.0%} of the cost-model bound"
+                        if row.get("peak_fraction_of_cost_bound") else ""))
+    sp = row.get("speedup") if not row.get("suspect") else None
+    each = row.get("trial_speedups") or []
     if sp and row.get("time_s") and row.get("reference_time_s"):
         times = f"{row['time_s'] * 1e6:.1f} us against {row['reference_time_s'] * 1e6:.1f} us"
-        parts.append(f"{sp:.2f}x the reference (the mean of {len(each)} trials' speedups, {row['protocol']} "
-                     f"protocol; the last trial {times})" if len(each) > 1 else
-                     f"{sp:.2f}x the reference ({times}, {row['protocol']} protocol)")
-    if row.get("fraction_of_roofline") is not None:
-        parts.append(f"{row['fraction_of_roofline']:.0%} of what this machine allows ({row.get('limiter')}-bound)"
-                     + (f", {row['fraction_of_cost_bound']:.0%} of the cost-model bound"
-                        if row.get("fraction_of_cost_bound") else ""))
+        if len(each) > 1:
+            total = row.get("speedup_total_time")
+            parts.append((f"{total:.2f}x the reference by total time over {len(each)} trials, " if total else "") +
+                         f"{sp:.2f}x as PKB's mean of the trials' speedups ({row['protocol']} protocol; the last "
+                         f"trial {times})")
+        else:
+            parts.append(f"{sp:.2f}x the reference ({times}, {row['protocol']} protocol)")
     parts += row.get("placement_verdicts") or []
+    tl = row.get("timeline") or {}
+    who = f"rank {row['explained_rank']}'s" if row.get("ranks", 1) > 1 and row.get("explained_rank") is not None \
+        else "its"
     d = row.get("decomposition") or {}
     total = sum(v for v in d.values() if v > 0)
     if total > 0:
         top = sorted(d.items(), key=lambda kv: -kv[1])[:2]
-        parts.append("of its time: " + ", ".join(f"{k} {v / total:.0%}" for k, v in top) + " (measured timeline)")
-    tl = row.get("timeline") or {}
+        said = ", ".join(f"{k} {v / total:.0%}" for k, v in top)
+        parts.append(f"of {who} time: {said} (" + ("timed; the unattributed part was not seen on the recorded "
+                                                   "timeline" if any("unattributed" in k for k, _ in top)
+                                                   else "measured timeline") + ")")
     if tl.get("launch_verdict"):
         parts.append(tl["launch_verdict"])
     if tl.get("kernels_per_call") == 0:
-        parts.append("no GPU kernel ran in the call (measured timeline): it returned without work on the GPU")
+        other = tl.get("activities_per_call") or 0
+        kinds = sorted({k.get("kind") for k in tl.get("kernels") or [] if k.get("kind") and k.get("kind") != "kernel"})
+        parts.append(f"no kernel ran in the call: its GPU work was {other:g} {'/'.join(kinds) or 'copy'} "
+                     "operation(s) a call (measured timeline)" if other else
+                     "nothing ran on the GPU in the call (measured timeline): it returned without GPU work")
     top_kernel = _top_kernel(tl, row.get("time_s"))
     if top_kernel:
         parts.append(top_kernel)
@@ -404,6 +499,8 @@ def feedback(row: dict) -> str:
         parts.append(row["link_bytes_note"])
     if row.get("nccl"):
         parts.append(row["nccl"])
+    while len(parts) > 1 and len("; ".join(parts)) > FEEDBACK_CHARS:
+        parts.pop()
     return "; ".join(parts) or "no facts measured"
 
 
@@ -418,17 +515,82 @@ def _top_kernel(tl: dict, time_s: float | None) -> str | None:
     k = max(ks, key=lambda k: k["time_per_call_s"])
     share = f", {k['time_per_call_s'] / time_s:.0%} of the call" if time_s else ""
     many = f" ({k['launches_per_call']:g} launches)" if k.get("launches_per_call", 1) != 1 else ""
-    return (f"its longest kernel: {short_name(k['name'])} ({k.get('class') or 'unclassified'}){many}, "
+    what = "kernel" if k.get("kind", "kernel") == "kernel" else k["kind"]
+    return (f"its longest {what}: {short_name(k['name'])} ({k.get('class') or 'unclassified'}){many}, "
             f"{k['time_per_call_s'] * 1e6:.1f} us a call{share} (measured timeline)")
+
+
+def suspicions(ref: RunResult, cand: RunResult, atol: float, rtol: float, load: Any = None) -> list[tuple[str, str]]:
+    """What the checks after the timing saw, as (reason, likely cause): the timing
+    functions replaced, work left on the device past the last timed event, an output that
+    did not follow new input values (judged against the reference's on the same values),
+    outputs aliasing inputs where the reference's do not."""
+    out: list[tuple[str, str]] = []
+    for r, c in sorted(cand.checks.items()):
+        if c.get("replaced"):
+            out.append((f"rank {r}: the candidate's code replaced {', '.join(map(str, c['replaced']))[:200]} (the "
+                        "harness timed with the functions it held before the import)", "a timer the candidate can touch"))
+        tail = c.get("tail") or {}
+        after, ev = tail.get("device_busy_after_s"), tail.get("event_s")
+        if isinstance(after, (int, float)) and isinstance(ev, (int, float)) and after > max(TAIL_ABS_S, TAIL_SHARE * ev):
+            ref_tail = (ref.checks.get(r) or {}).get("tail") or {}
+            also = " (the reference does too)" if (ref_tail.get("device_busy_after_s") or 0) > \
+                max(TAIL_ABS_S, TAIL_SHARE * (ref_tail.get("event_s") or 0)) else ""
+            out.append((f"rank {r}: the device stayed busy {after * 1e6:.0f} us after the last timed event of "
+                        f"{tail.get('calls')} calls that the events timed at {ev * 1e6:.0f} us{also}",
+                        "work on a stream the timing does not wait for"))
+        ra = (ref.checks.get(r) or {}).get("aliases") or []
+        if c.get("aliases") and not ra:
+            out.append((f"rank {r}: {'; '.join(c['aliases'])[:200]} (the reference's outputs do not)",
+                        "an output that aliases an input"))
+    post = [r for r in range(cand.ranks) if (cand.checks.get(r) or {}).get("post") and
+            (ref.checks.get(r) or {}).get("post")]
+    if post and len(post) == cand.ranks:
+        [chk] = check_trials(ref, cand, ["post"], atol, rtol, load)
+        if chk["result"] == "mismatch":
+            out.append(("after new values were written into the tensors it was timed on, its output no longer "
+                        f"matched the reference's on them ({chk['reason'][:160]})", "outputs cached from an earlier call"))
+    return out
+
+
+def physical_floor(workload: Any, t: float, profile: Any, link_bytes: float | None) -> dict | None:
+    """The least time this machine physically allows for the work: the roofline bound of
+    the workload's FLOPs and bytes on the spec sheet's ceilings (where the spec lacks
+    one, the measured ceiling), and the NVLink bytes NVML counted over the spec's link
+    bandwidth. None when nothing bounds it."""
+    from ..roofline.model import MachineModel
+    from ..roofline.place import PlacementError, place
+
+    model = MachineModel.from_profile(profile)
+    best, basis = 0.0, ""
+    if workload is not None:
+        for kind in ("spec", "measured"):
+            try:
+                b = place(workload, t, model, kind).bound_time_s
+            except PlacementError:
+                continue
+            if b > 0:
+                best, basis = b, (f"the workload's FLOPs and bytes (stated) on the {kind} ceilings"
+                                  if kind == "spec" else "the workload's FLOPs and bytes (stated) on the measured "
+                                  "ceilings (the spec sheet has none for them)")
+                break
+    if link_bytes:
+        bw = model.link("nvlink", "spec") or model.link("nvlink", "measured")
+        if bw and bw[0] > 0 and link_bytes / bw[0] > best:
+            best, basis = link_bytes / bw[0], f"{link_bytes:,.0f} NVLink bytes a call (NVML, measured) at {bw[1]}"
+    return {"floor_s": best, "basis": basis} if best > 0 else None
 
 
 def score_row(ref: RunResult, cand: RunResult, protocol: str, trials: int, atol: float, rtol: float,
               workload: Any = None, profile: Any = None, load: Any = None, checked: list[dict] | None = None) -> dict:
     """One candidate's result: PKB's fields (names kept), correctness per trial, the time
-    and speedup, and where a workload and a profile are given its placement; then the
-    feedback made of those facts."""
+    and speedup, the checks against gamed timings and, where a workload and a profile are
+    given, its placement and the physical floor; then the feedback made of those facts.
+    A suspect row keeps its measured speedup under `suspect`, never in `speedup`."""
     row: dict[str, Any] = {"candidate": cand.target.name, "spec": cand.target.spec, "protocol": protocol,
                            "ranks": cand.ranks, "wall_s": cand.wall_s}
+    if cand.leftover:
+        row["processes_killed_after"] = cand.leftover
     if ref.failure:
         row["failure"] = {"kind": "reference_failed", "message": f"the reference failed: {ref.failure['message']}",
                           "ranks": ref.failure.get("ranks", [])}
@@ -440,16 +602,23 @@ def score_row(ref: RunResult, cand: RunResult, protocol: str, trials: int, atol:
         row["trials"] = checked
     else:
         row["trials"] = check_trials(ref, cand, trials, atol, rtol, load) if not cand.failure or cand.trials_done else []
+    row["trials_requested"] = trials
     row["correct"] = bool(row["trials"]) and len(row["trials"]) == trials and \
         all(t["result"] == "match" for t in row["trials"]) and not cand.failure
     t_ref, t = time_of(ref, protocol), time_of(cand, protocol)
     row["reference_time_s"], row["time_s"] = t_ref, t
     row["speedup"] = t_ref / t if t_ref and t else None
-    if protocol == "pkb" and cand.perf:
-        worst = max(cand.perf.values(), key=lambda p: p.get("wall_time_ms", 0.0))
-        row.update({k: worst.get(k) for k in ("wall_time_ms", "wall_time_std_ms", "min_time_ms", "max_time_ms",
-                                              "iterations", "warmup_iterations", "num_input_groups")})
-    per = cand.perf.get(0, {})
+    rr = slowest_rank(ref, protocol)
+    if rr is not None:
+        row["reference_stats"] = _stats(ref.perf[rr], protocol)
+    r_slow = slowest_rank(cand, protocol)
+    per = cand.perf.get(r_slow, {}) if r_slow is not None else {}
+    if per:
+        row["explained_rank"] = r_slow
+        row["stats"] = _stats(per, protocol)
+    if protocol == "pkb" and per:
+        row.update({k: per.get(k) for k in ("wall_time_ms", "wall_time_std_ms", "min_time_ms", "max_time_ms",
+                                            "iterations", "warmup_iterations", "num_input_groups")})
     link = [p.get("link_bytes_per_call") for p in cand.perf.values() if p.get("link_bytes_per_call") is not None]
     notes = [p.get("link_bytes_note") for p in cand.perf.values() if p.get("link_bytes_note")]
     if not link and notes:
@@ -467,8 +636,82 @@ def score_row(ref: RunResult, cand: RunResult, protocol: str, trials: int, atol:
         row["decomposition"] = per["timeline"].get("parts", {})
     if workload is not None and profile is not None and t:
         row.update(_placed(workload, t, profile))
+    if not cand.failure and t:
+        found = suspicions(ref, cand, atol, rtol, load)
+        if profile is not None:
+            floor = physical_floor(workload, t, profile, row.get("link_bytes_per_call"))
+            if floor:
+                row["floor_s"], row["floor_basis"] = floor["floor_s"], floor["basis"]
+                margin = spread(cand, protocol)
+                if t * (1 + margin) < floor["floor_s"]:
+                    found.insert(0, (f"measured {t * 1e6:.2f} us, under the physical floor of "
+                                     f"{floor['floor_s'] * 1e6:.2f} us ({floor['basis']}) by more than its "
+                                     f"{margin:.0%} spread", _floor_cause(found)))
+        if found:
+            row["suspect"] = {"reasons": [r for r, _ in found],
+                              "likely_causes": list(dict.fromkeys(c for _, c in found)),
+                              "measured_speedup": row["speedup"]}
+            row["speedup"] = None
     row["feedback"] = feedback(row)
-    return row
+    return _lead(row)
+
+
+def _floor_cause(found: list[tuple[str, str]]) -> str:
+    """The floor's likely cause: what a check saw, else the three known ways."""
+    if found:
+        return found[0][1]
+    return "a timer the candidate can touch, work on an unwaited stream, or cached outputs"
+
+
+def _stats(perf: dict, protocol: str) -> dict:
+    """One rank's timing statistics in ms (KernelBench's runtime_stats keys)."""
+    if protocol == "pkb":
+        return {"mean": perf.get("wall_time_ms"), "std": perf.get("wall_time_std_ms"), "min": perf.get("min_time_ms"),
+                "max": perf.get("max_time_ms"), "num_trials": perf.get("iterations")}
+    ts = perf.get("times_ms") or []
+    if not ts:
+        return {"mean": perf.get("median_ms"), "num_trials": 0}
+    m = sum(ts) / len(ts)
+    sd = math.sqrt(sum((x - m) ** 2 for x in ts) / len(ts))
+    return {"mean": m, "std": sd, "min": min(ts), "max": max(ts), "num_trials": len(ts),
+            "median": perf.get("median_ms")}
+
+
+LEAD = ("candidate", "peak_fraction", "peak_fraction_of_cost_bound", "correct", "suspect", "speedup", "failure")
+
+
+def _lead(row: dict) -> dict:
+    """The row with what a loop reads first, first: peak fraction, correctness, suspicion."""
+    return {**{k: row[k] for k in LEAD if k in row}, **{k: v for k, v in row.items() if k not in LEAD}}
+
+
+def kernelbench_row(row: dict) -> dict:
+    """The row as KernelBench's KernelExecResult (src/kernelbench/eval.py: compiled,
+    correctness, metadata, runtime and ref_runtime in ms with their stats); a suspect row is
+    not correct here, and metadata says why (as KernelBench's excessive_speedup does)."""
+    f = row.get("failure") or {}
+    trials = row.get("trials") or []
+    meta: dict[str, Any] = {"correctness_trials": f"({sum(t['result'] == 'match' for t in trials)} / "
+                                                  f"{row.get('trials_requested', len(trials))})",
+                            "linkroof_protocol": row.get("protocol"), "linkroof_feedback": row.get("feedback")}
+    if f:
+        name = "compilation_error" if f.get("kind") == "import_error" else "runtime_error"
+        meta[name], meta[f"{name}_name"] = f.get("message", ""), f.get("kind")
+    bad = next((t for t in trials if t["result"] != "match"), None)
+    if bad is not None:
+        meta["correctness_issue"] = bad.get("reason") or bad["result"]
+    if row.get("suspect"):
+        meta["excessive_speedup"] = True
+        meta["linkroof_suspect"] = row["suspect"]
+    for k in ("peak_fraction", "peak_fraction_of_cost_bound", "limiter", "floor_s"):
+        if row.get(k) is not None:
+            meta[f"linkroof_{k}"] = row[k]
+    stats, ref_stats = row.get("stats") or {}, row.get("reference_stats") or {}
+    timed = row.get("time_s") is not None and not f
+    return {"compiled": f.get("kind") != "import_error", "correctness": bool(row.get("correct")) and not row.get("suspect"),
+            "metadata": meta, "runtime": stats.get("mean", -1.0) if timed else -1.0,
+            "runtime_stats": stats if timed else {}, "ref_runtime": ref_stats.get("mean", -1.0) if ref_stats else -1.0,
+            "ref_runtime_stats": ref_stats}
 
 
 def _placed(workload: Any, t: float, profile: Any) -> dict:
@@ -486,9 +729,10 @@ def _placed(workload: Any, t: float, profile: Any) -> dict:
                       collective_s=base.median_s if base else None)
     except PlacementError as e:
         return {"placement_note": str(e)}
-    out.update(fraction_of_roofline=p.fraction_of_roofline, limiter=p.limiter, bound_time_s=p.bound_time_s,
-               cost_bound_s=p.cost_bound_s or None,
-               fraction_of_cost_bound=p.fraction_of_cost_bound if p.cost_bound_s else None)
+    cost = p.fraction_of_cost_bound if p.cost_bound_s else None
+    out.update(peak_fraction=p.fraction_of_roofline, peak_fraction_of_cost_bound=cost,
+               fraction_of_roofline=p.fraction_of_roofline, limiter=p.limiter, bound_time_s=p.bound_time_s,
+               cost_bound_s=p.cost_bound_s or None, fraction_of_cost_bound=cost)
     if p.verdicts:  # the placement's flags as every view shows them (a time below its bound, first)
         out["placement_verdicts"] = list(p.verdicts)
     if base is not None and workload.pattern:
@@ -505,52 +749,166 @@ def _placed(workload: Any, t: float, profile: Any) -> dict:
     return out
 
 
+class ScoreError(LinkroofError):
+    """What was asked cannot be scored: a reference or inputs that cannot be found, an
+    option out of range. Raised before any child starts."""
+
+
+EXIT_REFERENCE_FAILED, EXIT_NOTHING_SCORED = 5, 4
+
+
+def check_target(spec: str) -> str | None:
+    """Why a target cannot be run, found without running any of its code: a file that is
+    missing, does not parse or defines no such top-level name; a module not found on the
+    path. None when it looks runnable."""
+    import ast
+    import importlib.machinery
+
+    full = Target.of(spec).spec
+    if ":" not in full:
+        return f"{spec!r}: expected FILE.py, FILE.py:FUNCTION or MODULE:FUNCTION"
+    where, name = full.rsplit(":", 1)
+    if where.endswith(".py"):
+        path = Path(where)
+        if not path.is_file():
+            return f"{spec}: no file {where}"
+        try:
+            tree = ast.parse(path.read_bytes(), filename=where)
+        except (SyntaxError, ValueError) as e:
+            return f"{spec}: {where} does not parse ({type(e).__name__}: {str(e)[:160]})"
+        except OSError as e:
+            return f"{spec}: {where} cannot be read ({e.strerror})"
+        names = set()
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                for tgt in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                    names |= {n.id for n in ast.walk(tgt) if isinstance(n, ast.Name)}
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                names |= {(al.asname or al.name).split(".")[0] for al in node.names}
+        if name not in names and not any(isinstance(n, ast.ImportFrom) and any(al.name == "*" for al in n.names)
+                                         for n in tree.body):
+            return f"{spec}: {where} defines no top-level {name!r} (read, not run)"
+        return None
+    top = where.split(".")[0]
+    if not top.isidentifier():
+        return f"{spec}: {where!r} is not a module name"
+    if top in sys.builtin_module_names or importlib.machinery.PathFinder.find_spec(top, [os.getcwd(), *sys.path]):
+        return None
+    return f"{spec}: no module named {top!r} here (looked in the working directory and sys.path)"
+
+
+def check_inputs(spec: str) -> str | None:
+    if spec.startswith("pkb:"):
+        root = Path(spec[4:])
+        return None if (root / "utils" / "input_output_tensors.py").is_file() else \
+            f"--inputs {spec}: {root} is not a ParallelKernelBench checkout (no utils/input_output_tensors.py)"
+    why = check_target(spec)
+    return None if why is None else f"--inputs {why}"
+
+
+def check_options(ranks: int, trials: int, atol: float, rtol: float, deadline_s: float,
+                  max_output_bytes: int) -> None:
+    bad = []
+    if not (isinstance(ranks, int) and ranks >= 1):
+        bad.append(f"ranks {ranks!r}: at least 1")
+    if not (isinstance(trials, int) and trials >= 1):
+        bad.append(f"trials {trials!r}: at least 1")
+    for name, v in (("atol", atol), ("rtol", rtol)):
+        if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
+            bad.append(f"{name} {v!r}: a finite number, not negative")
+    if not (isinstance(deadline_s, (int, float)) and math.isfinite(deadline_s) and deadline_s > 0):
+        bad.append(f"deadline {deadline_s!r}: a finite number of seconds above 0")
+    if not (isinstance(max_output_bytes, int) and max_output_bytes > 0):
+        bad.append(f"max output bytes {max_output_bytes!r}: a positive integer")
+    if bad:
+        raise ScoreError("cannot score: " + "; ".join(bad))
+
+
+def _unrunnable(spec: str, why: str, ranks: int, protocol: str) -> dict:
+    row = {"candidate": Target.of(spec).name, "spec": spec, "protocol": protocol, "ranks": ranks, "wall_s": 0.0,
+           "correct": False, "trials": [], "failure": {"kind": "import_error", "ranks": [],
+                                                       "message": f"checked before running: {why}"}}
+    row["feedback"] = feedback(row)
+    return _lead(row)
+
+
 def score(reference: str, candidates: Sequence[str], inputs: str, ranks: int = 1, protocol: str = "linkroof",
           trials: int = PKB_TRIALS, atol: float = PKB_ATOL, rtol: float = PKB_RTOL, deadline_s: float = DEADLINE_S,
           workload: Any = None, profile: Any = None, warmup: int = PKB_WARMUP, iters: int = PKB_ITERS,
           shape: tuple[int, int] = (1024, 1024), dtype: str = "bfloat16", work_dir: str | None = None,
-          on_row: Any = None, command: Any = None) -> list[dict]:
-    """Score every candidate against the reference; `on_row` gets each row as it is made."""
+          on_row: Any = None, command: Any = None, max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
+          validate: bool | None = None) -> list[dict]:
+    """Score every candidate against the reference; `on_row` gets each row as it is made.
+
+    Everything is checked before any child starts (`validate`; by default unless a
+    stand-in `command` resolves the targets itself): options, the reference and the
+    inputs (a ScoreError), each candidate (a failure row, no child started)."""
+    check_options(ranks, trials, atol, rtol, deadline_s, max_output_bytes)
+    if validate if validate is not None else command is None:
+        problems = [w for w in (check_target(reference), check_inputs(inputs)) if w]
+        if problems:
+            raise ScoreError("cannot score: " + "; ".join(problems))
+        unrunnable = {spec: why for spec in candidates if (why := check_target(spec))}
+    else:
+        unrunnable = {}
     rows = []
+
+    def emit(row: dict) -> None:
+        rows.append(row)
+        if on_row is not None:
+            on_row(row)
+
     pid = pkb_problem_id(reference)  # every target gets the reference's problem's inputs
-    if protocol == "pkb":
-        with tempfile.TemporaryDirectory(prefix="linkroof-score-", dir=work_dir) as tmp:
-            for i, spec in enumerate(candidates):
-                row = _pkb_candidate(reference, spec, i, inputs, ranks, trials, atol, rtol, deadline_s, workload,
-                                     profile, warmup, iters, shape, dtype, command, pid, tmp)
-                rows.append(row)
-                if on_row is not None:
-                    on_row(row)
-        return rows
+    common = dict(deadline_s=deadline_s, warmup=warmup, iters=iters, shape=shape, dtype=dtype, command=command,
+                  problem_id=pid, max_output_bytes=max_output_bytes)
     with tempfile.TemporaryDirectory(prefix="linkroof-score-", dir=work_dir) as tmp:
-        ref = run_target(Target.of(reference), inputs, ranks, protocol, os.path.join(tmp, "reference"), trials,
-                         deadline_s, warmup, iters, shape, dtype, command, pid)
+        ref = None
         for i, spec in enumerate(candidates):
+            if spec in unrunnable:
+                emit(_unrunnable(spec, unrunnable[spec], ranks, protocol))
+                continue
+            if protocol == "pkb":
+                emit(_pkb_candidate(reference, spec, i, inputs, ranks, trials, atol, rtol, workload, profile, tmp,
+                                    common))
+                continue
+            if ref is None:
+                ref = run_target(Target.of(reference), inputs, ranks, protocol, os.path.join(tmp, "reference"),
+                                 trials, **common)
             time.sleep(PKB_COOLDOWN_S)  # PKB's cool-down between reference and solution
             cand = run_target(Target.of(spec), inputs, ranks, protocol, os.path.join(tmp, f"candidate_{i}"), trials,
-                              deadline_s, warmup, iters, shape, dtype, command, pid)
-            row = score_row(ref, cand, protocol, trials, atol, rtol, workload, profile)
-            rows.append(row)
-            if on_row is not None:
-                on_row(row)
+                              **common)
+            emit(score_row(ref, cand, protocol, trials, atol, rtol, workload, profile))
     return rows
 
 
+def exit_code(rows: Sequence[dict]) -> int:
+    """0: the reference ran and at least one candidate was scored (correct or not, timed
+    or found wrong); EXIT_REFERENCE_FAILED: the reference failed, nothing could be scored;
+    EXIT_NOTHING_SCORED: the reference ran but every candidate failed to run."""
+    if rows and all((r.get("failure") or {}).get("kind") == "reference_failed" for r in rows):
+        return EXIT_REFERENCE_FAILED
+    if not any(not r.get("failure") for r in rows):
+        return EXIT_NOTHING_SCORED
+    return 0
+
+
 def _pkb_candidate(reference: str, spec: str, i: int, inputs: str, ranks: int, trials: int, atol: float, rtol: float,
-                   deadline_s: float, workload: Any, profile: Any, warmup: int, iters: int, shape: tuple[int, int],
-                   dtype: str, command: Any, pid: int, tmp: str) -> dict:
+                   workload: Any, profile: Any, tmp: str, common: dict) -> dict:
     """PKB's eval of one candidate, step for step: per trial a reference job, 0.5 s, a
     candidate job, each checking and timing that trial's inputs; the trial's speedup is
     the reference's slowest rank over the candidate's; it stops at the first mismatch
-    or failure. The row's speedup is the mean of the trials' (PKB prints one a trial)."""
+    or failure. The row's `speedup` is the mean of the trials' (PKB prints one a trial);
+    `speedup_total_time` is the trials' total reference time over their total time."""
     trial_rows: list[dict] = []
     last_ref = last_cand = None
     for t in range(trials):
         ref = run_target(Target.of(reference), inputs, ranks, "pkb", os.path.join(tmp, f"c{i}_t{t}_reference"), 1,
-                         deadline_s, warmup, iters, shape, dtype, command, pid, t)
+                         first_trial=t, **common)
         time.sleep(PKB_COOLDOWN_S)
         cand = run_target(Target.of(spec), inputs, ranks, "pkb", os.path.join(tmp, f"c{i}_t{t}_candidate"), 1,
-                          deadline_s, warmup, iters, shape, dtype, command, pid, t)
+                          first_trial=t, **common)
         last_ref, last_cand = ref, cand
         if ref.failure or cand.failure:
             break
@@ -565,7 +923,12 @@ def _pkb_candidate(reference: str, spec: str, i: int, inputs: str, ranks: int, t
     row = score_row(last_ref, last_cand, "pkb", trials, atol, rtol, workload, profile, checked=trial_rows)
     speedups = [x["speedup"] for x in trial_rows if x.get("speedup")]
     row["trial_speedups"] = speedups
-    row["speedup"] = sum(speedups) / len(speedups) if speedups else None
+    timed = [x for x in trial_rows if x.get("speedup")]
+    mean = sum(speedups) / len(speedups) if speedups else None
+    total = sum(x["reference_wall_time_ms"] for x in timed) / sum(x["wall_time_ms"] for x in timed) if timed else None
+    if row.get("suspect"):
+        row["suspect"].update(measured_speedup=mean, measured_speedup_total_time=total)
+    else:
+        row["speedup"], row["speedup_total_time"] = mean, total
     row["feedback"] = feedback(row)
-    return row
-
+    return _lead(row)

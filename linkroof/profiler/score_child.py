@@ -1,22 +1,27 @@
 """One target of `linkroof score` on one rank (profiler/score.py starts it, under
 torchrun for several ranks): the process group (NCCL, as ParallelKernelBench's worker),
 the trials' outputs saved for the parent to check, the time by the protocol, the CUPTI
-timeline of more calls where it is here. What fails is written to rank_<r>_error.json
-with its kind (import_error, oom, exception) before the process exits.
+timeline of more calls where it is here. Everything goes to the parent on the result
+channel (score_channel: a socket connected before the candidate is imported, signed
+frames); there is no result file a candidate could write. What fails is reported with
+its kind (import_error, oom, exception, bad_output) before the process exits.
 
-    python -m linkroof.profiler.score_child --fn F --inputs I --out DIR ...
+After the timing, checks against the known ways a candidate games a timing: the timing
+functions replaced in its module (the harness times with the functions it held before
+the import, and says so), work left on another stream past the last timed event, an
+output that does not follow new values written into the inputs it was timed on (a
+cached result), outputs that share memory with inputs.
+
+    python -m linkroof.profiler.score_child --fn F --inputs I ...
 """
 
 from __future__ import annotations
 
 import argparse
 import inspect
-import json
 import os
 import sys
-import time
 import traceback
-from pathlib import Path
 from typing import Any
 
 
@@ -24,7 +29,7 @@ def _args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="linkroof.profiler.score_child")
     p.add_argument("--fn", required=True)
     p.add_argument("--inputs", required=True)
-    p.add_argument("--out", required=True)
+    p.add_argument("--max-output-bytes", type=int, default=4 << 30)
     p.add_argument("--trials", type=int, default=5)
     p.add_argument("--first-trial", type=int, default=0)
     p.add_argument("--protocol", choices=("pkb", "linkroof"), default="linkroof")
@@ -35,12 +40,6 @@ def _args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--dtype", default="bfloat16")
     p.add_argument("--problem-id", type=int, default=1)
     return p.parse_args(argv)
-
-
-def _write(out: Path, name: str, doc: dict) -> None:
-    tmp = out / (name + ".tmp")
-    tmp.write_text(json.dumps(doc, default=str))
-    os.replace(tmp, out / name)
 
 
 def make_inputs_factory(spec: str, problem_id: int, shape: tuple[int, int], dtype: str) -> Any:
@@ -77,30 +76,110 @@ def _as_tuple(x: Any) -> tuple:
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
 
-def _save(out: Path, trial: int, rank: int, y: Any) -> None:
-    import numpy as np
+class BadOutput(Exception):
+    """An output the harness cannot send for checking: the row says why."""
 
-    from .usercode import to_numpy
 
-    leaves: list[Any] = []
+def _leaves(y: Any) -> list[Any]:
+    out: list[Any] = []
 
     def walk(v: Any) -> None:
         if isinstance(v, dict):
-            for k in sorted(v):
+            for k in sorted(v, key=str):
                 walk(v[k])
         elif isinstance(v, (list, tuple)):
             for w in v:
                 walk(w)
         else:
-            leaves.append(to_numpy(v) if hasattr(v, "shape") else np.asarray(v))
+            out.append(v)
 
     walk(y)
-    np.savez(out / f"trial_{trial}_rank_{rank}.npz", **{f"out_{i}": a for i, a in enumerate(leaves)})
+    return out
 
 
-def _pkb_perf(fn: Any, x: tuple, warmup: int, iters: int) -> tuple[dict, list]:
+def _nbytes(v: Any) -> int:
+    if hasattr(v, "element_size") and hasattr(v, "numel"):  # torch: a broadcast view counts its full size
+        return int(v.element_size()) * int(v.numel())
+    return int(getattr(v, "nbytes", 8))
+
+
+def send_outputs(rep: Any, trial: Any, y: Any, limit: int) -> None:
+    """One trial's outputs to the parent, leaf by leaf; what cannot be sent is a
+    BadOutput naming why (None, an object, over the size limit, a data type NumPy
+    cannot hold)."""
+    import numpy as np
+
+    from .usercode import to_numpy
+
+    if y is None:
+        raise BadOutput("the candidate returned None, not a tensor")
+    leaves = _leaves(y)
+    if not leaves:
+        raise BadOutput(f"the candidate returned an empty {type(y).__name__}")
+    for v in leaves:
+        if v is None:
+            raise BadOutput("the candidate returned None inside its output")
+        if not hasattr(v, "shape") and not isinstance(v, (bool, int, float, complex, np.generic)):
+            raise BadOutput(f"the candidate returned a {type(v).__name__}, not a tensor")
+    total = sum(_nbytes(v) for v in leaves)
+    if total > limit:
+        raise BadOutput(f"its output is {total:,} B, over the limit of {limit:,} B for one trial's outputs "
+                        "(--max-output-bytes)")
+    for i, v in enumerate(leaves):
+        if getattr(v, "is_sparse", False) or str(getattr(v, "layout", "")).endswith(("sparse_coo", "sparse_csr")):
+            raise BadOutput("the candidate returned a sparse tensor")
+        try:
+            a = to_numpy(v) if hasattr(v, "shape") else np.asarray(v)
+        except Exception as e:  # noqa: BLE001 - a data type NumPy cannot hold, a tensor that cannot be read
+            raise BadOutput(f"output {i} cannot be read for checking ({type(e).__name__}: {str(e)[:160]})") from None
+        if a.dtype.kind not in "biufc":
+            raise BadOutput(f"output {i} has data type {a.dtype}, which cannot be compared")
+        rep.send_array(str(trial), i, a)
+
+
+class Clock:
+    """The timing functions as they were before the candidate was imported: the harness
+    times with these, and `replaced()` names any the candidate's import or calls changed."""
+
+    NAMES = ("torch.cuda.Event", "torch.cuda.Event.record", "torch.cuda.Event.elapsed_time",
+             "torch.cuda.Event.synchronize", "torch.cuda.synchronize", "time.perf_counter")
+
+    def __init__(self) -> None:
+        self.held = {n: self._look(n) for n in self.NAMES}
+
+    @staticmethod
+    def _look(name: str) -> Any:
+        import time as time_mod
+
+        import torch
+
+        obj: Any = {"torch": torch, "time": time_mod}[name.split(".")[0]]
+        for part in name.split(".")[1:]:
+            obj = getattr(obj, part, None)
+        return obj
+
+    def replaced(self) -> list[str]:
+        return [n for n, f in self.held.items() if self._look(n) is not f]
+
+    def event(self) -> Any:
+        return self.held["torch.cuda.Event"](enable_timing=True)
+
+    def record(self, e: Any) -> None:
+        self.held["torch.cuda.Event.record"](e)
+
+    def elapsed_ms(self, a: Any, b: Any) -> float:
+        return float(self.held["torch.cuda.Event.elapsed_time"](a, b))
+
+    def sync(self) -> None:
+        self.held["torch.cuda.synchronize"]()
+
+    def now(self) -> float:
+        return self.held["time.perf_counter"]()
+
+
+def _pkb_perf(fn: Any, x: tuple, warmup: int, iters: int, clock: Clock) -> tuple[dict, list]:
     """ParallelKernelBench's measure_solution_performance, step by step; with the
-    input groups it cycled."""
+    input groups it cycled (timed with the functions held before the candidate's import)."""
     import torch
 
     from .score import PKB_DEFAULT_L2, first_tensor_path, num_input_groups, pkb_metrics, substitute
@@ -118,18 +197,18 @@ def _pkb_perf(fn: Any, x: tuple, warmup: int, iters: int) -> tuple[dict, list]:
     groups = num_input_groups(nbytes, l2)
     clones = [tensor.clone() for _ in range(groups)]
     run = [substitute(x, path, c) for c in clones]
-    torch.cuda.synchronize()
+    clock.sync()
     for k in range(warmup):
         fn(*run[k % groups])
-    torch.cuda.synchronize()
-    events = [torch.cuda.Event(enable_timing=True) for _ in range(iters + 1)]
-    events[0].record()
+    clock.sync()
+    events = [clock.event() for _ in range(iters + 1)]
+    clock.record(events[0])
     for k in range(iters):
         fn(*run[k % groups])
-        events[k + 1].record()
-    torch.cuda.synchronize()
-    per = [float(events[k].elapsed_time(events[k + 1])) for k in range(iters)]
-    perf = pkb_metrics(per, float(events[0].elapsed_time(events[iters])), warmup, groups, l2, nbytes)
+        clock.record(events[k + 1])
+    clock.sync()
+    per = [clock.elapsed_ms(events[k], events[k + 1]) for k in range(iters)]
+    perf = pkb_metrics(per, clock.elapsed_ms(events[0], events[iters]), warmup, groups, l2, nbytes)
     return perf, run
 
 
@@ -183,22 +262,141 @@ def _timeline(fn: Any, runs: list, measured_s: float, host_s: float) -> dict | N
     parts = {k: v for k, v, _ in timed}
     return {"note": why + (f"; {scaled}" if scaled else ""), "kernels_per_call": t.kernels_per_call, "busy_s": t.busy_s,
             "exposed_communication_s": t.exposed_communication_s, "parts": parts,
-            "kernels": [{"name": k.name[:200], "class": k.kernel_class, "launches_per_call": k.launches_per_call,
-                         "time_per_call_s": k.time_per_call_s} for k in t.kernels[:20]],
+            "activities_per_call": t.activities_per_call,
+            "kernels": [{"name": k.name[:200], "kind": k.kind, "class": k.kernel_class,
+                         "launches_per_call": k.launches_per_call, "time_per_call_s": k.time_per_call_s}
+                        for k in t.kernels[:20]],
             "launch_verdict": host_verdict(t, measured_s)}
 
 
+def _tensors(x: Any) -> list[Any]:
+    """The torch tensors among the arguments, and one level inside lists and tuples."""
+    import torch
+
+    out = []
+    for v in x:
+        if isinstance(v, torch.Tensor):
+            out.append(v)
+        elif isinstance(v, (list, tuple)):
+            out += [w for w in v if isinstance(w, torch.Tensor)]
+    return out
+
+
+def _aliases(y: Any, x: Any) -> list[str]:
+    """Outputs that share memory with an input (the same storage): said, and judged
+    against the reference's (an in-place all-reduce returns its input, legitimately)."""
+    import torch
+
+    ins = {}
+    for i, t in enumerate(_tensors(x)):
+        try:
+            ins.setdefault(t.untyped_storage().data_ptr(), i)
+        except Exception:  # noqa: BLE001 - a tensor without storage (meta, sparse)
+            continue
+    said = []
+    for j, v in enumerate(_leaves(y)):
+        if isinstance(v, torch.Tensor):
+            try:
+                k = ins.get(v.untyped_storage().data_ptr())
+            except Exception:  # noqa: BLE001
+                continue
+            if k is not None:
+                said.append(f"output {j} shares memory with input tensor {k}")
+    return said
+
+
+def _tail(fn: Any, run: list, clock: Clock, calls: int = 10) -> dict:
+    """Work left past the timing event: `calls` calls timed by events on the current
+    stream, then how long the whole device stayed busy after the last event completed
+    (a candidate that leaves work on a stream it never waits for is timed short by the
+    events, and the device-wide synchronize waits for it)."""
+    clock.sync()
+    a, b = clock.event(), clock.event()
+    clock.record(a)
+    for k in range(calls):
+        fn(*run[k % len(run)])
+    clock.record(b)
+    b.synchronize()
+    t0 = clock.now()
+    clock.sync()
+    busy_after = clock.now() - t0
+    return {"calls": calls, "event_s": clock.elapsed_ms(a, b) / 1e3, "device_busy_after_s": busy_after}
+
+
+def _fresh_values(run: list, new: tuple) -> bool:
+    """Write new values into the tensors the candidate was timed on (the arguments of the
+    timed loop's first input group), in place: True when every tensor took them."""
+    old_t, new_t = _tensors(run[0]), _tensors(new)
+    if not old_t or len(old_t) != len(new_t):
+        return False
+    import torch
+
+    with torch.no_grad():
+        for o, n in zip(old_t, new_t):
+            if o.shape != n.shape or o.dtype != n.dtype:
+                return False
+            o.copy_(n)
+    return True
+
+
+def _checks(fn: Any, run: list, make: Any, rank: int, world: int, trial: int, clock: Clock, rep: Any,
+            limit: int, y0: Any, x0: tuple) -> dict:
+    """After the timing: the timing functions' identity, work past the timing event, a
+    cached output, aliasing. Each what it saw; the parent judges (against the reference
+    where the reference may do the same legitimately)."""
+    out: dict[str, Any] = {"replaced": clock.replaced(), "aliases": _aliases(y0, x0)}
+    try:
+        out["tail"] = _tail(fn, run, clock)
+    except Exception as e:  # noqa: BLE001 - the check is said undone, never passed
+        out["tail_note"] = f"not checked ({type(e).__name__}: {str(e)[:120]})"
+    try:
+        if _fresh_values(run, make(rank, world, trial)):
+            y = fn(*run[0])
+            clock.sync()
+            send_outputs(rep, "post", y, limit)
+            out["post"] = True
+        else:
+            out["post_note"] = "not checked: the inputs hold no tensor the next trial's values fit"
+    except BadOutput as e:
+        out["post_note"] = f"not checked: after new values, {e}"
+    except Exception as e:  # noqa: BLE001
+        out["post_note"] = f"not checked ({type(e).__name__}: {str(e)[:120]})"
+    return out
+
+
+def _failure_kind(e: BaseException, phase: str) -> str:
+    if isinstance(e, BadOutput):
+        return "bad_output"
+    if isinstance(e, SystemExit):
+        return "exit"
+    if phase == "import" and isinstance(e, (ImportError, SyntaxError, AttributeError, FileNotFoundError)):
+        return "import_error"
+    try:
+        import torch
+
+        if isinstance(e, torch.cuda.OutOfMemoryError):
+            return "oom"
+    except ImportError:
+        pass
+    return "oom" if "out of memory" in str(e).lower() else "exception"
+
+
 def main(argv: list[str]) -> int:
-    a = _args(argv)
-    out = Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
     rank, world = int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
+    from .score_channel import Reporter
+
+    rep = Reporter.from_env(rank)  # before anything of the candidate's is imported
+    if rep is None:
+        print("score_child: no result channel (run by linkroof score, not by hand)", file=sys.stderr)
+        return 2
+    a = _args(argv)
     local = int(os.environ.get("LOCAL_RANK", rank))
     phase = "import"
     try:
         import torch
         import torch.distributed as dist
 
+        clock = Clock()  # the timing functions as they are before the candidate's import
         torch.cuda.set_device(local % max(1, torch.cuda.device_count()))
         try:
             dist.init_process_group("nccl", rank=rank, world_size=world, device_id=torch.device("cuda", local))
@@ -209,50 +407,54 @@ def main(argv: list[str]) -> int:
         fn = resolve(a.fn)
         make = make_inputs_factory(a.inputs, a.problem_id, (a.m, a.n), a.dtype)
         phase = "trials"
+        y0 = x0 = None
         for k, t in enumerate(range(a.first_trial, a.first_trial + a.trials)):
             x = make(rank, world, t)
             y = fn(*x)
             torch.cuda.synchronize()
-            _save(out, t, rank, y)
-            _write(out, f"rank_{rank}_trials.json", {"done": k + 1})
+            send_outputs(rep, t, y, a.max_output_bytes)
+            rep.send("trials", {"done": k + 1})
+            if k == 0:
+                y0, x0 = y, x
         dist.barrier()
         phase = "timing"
         x = make(rank, world, a.first_trial)  # timed on the first trial's inputs (PKB: each trial's job times its own)
-        t0 = time.perf_counter()
+        t0 = clock.now()
         if a.protocol == "pkb":
-            perf, runs = _pkb_perf(fn, x, a.warmup, a.iters)
+            perf, runs = _pkb_perf(fn, x, a.warmup, a.iters, clock)
         else:
             perf, runs = _linkroof_perf(a.fn.rsplit(":", 1)[-1], fn, x, local), [x]
         perf["protocol"] = a.protocol
         measured = (perf.get("wall_time_ms") or perf.get("median_ms")) / 1e3
         host = perf.get("host_ms_per_call", measured * 1e3) / 1e3
-        perf["timing_wall_s"] = time.perf_counter() - t0
+        perf["timing_wall_s"] = clock.now() - t0
+        dist.barrier()
+        phase = "checks"
+        checks = _checks(fn, runs, make, rank, world, a.first_trial + a.trials, clock, rep, a.max_output_bytes,
+                         y0, x0)
         dist.barrier()
         phase = "timeline"
         try:
             perf["timeline"] = _timeline(fn, runs, measured, host)
         except Exception as e:  # noqa: BLE001 - the timeline explains; the time stands without it
             perf["timeline"] = {"note": f"no CUPTI timeline ({type(e).__name__}: {str(e)[:200]})"}
-        _write(out, f"rank_{rank}_perf.json", perf)
+        checks["replaced"] = sorted(set(checks["replaced"]) | set(clock.replaced()))
+        rep.send("checks", checks)
+        rep.send("perf", perf)
         dist.barrier()
         dist.destroy_process_group()
+        rep.close()
         return 0
     except BaseException as e:  # noqa: BLE001 - every failure becomes a row, never a lost candidate
-        kind = "exception"
-        if phase == "import" and isinstance(e, (ImportError, SyntaxError, AttributeError, FileNotFoundError)):
-            kind = "import_error"
+        kind = _failure_kind(e, phase)
+        msg = str(e) if kind == "bad_output" else f"{type(e).__name__}: {str(e)[:1000]}"
+        if kind == "exit":
+            msg = f"the candidate called sys.exit({str(e.code)[:100]!s}) during {phase}"
         try:
-            import torch
-
-            if isinstance(e, torch.cuda.OutOfMemoryError):
-                kind = "oom"
-        except ImportError:
+            rep.send("error", {"kind": kind, "phase": phase, "rank": rank, "message": msg,
+                               "traceback": traceback.format_exc()[-4000:]})
+        except OSError:
             pass
-        if kind == "exception" and "out of memory" in str(e).lower():
-            kind = "oom"
-        _write(out, f"rank_{rank}_error.json", {"kind": kind, "phase": phase, "rank": rank,
-                                               "message": f"{type(e).__name__}: {str(e)[:1000]}",
-                                               "traceback": traceback.format_exc()[-4000:]})
         return 1
 
 

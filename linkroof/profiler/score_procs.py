@@ -1,0 +1,145 @@
+"""Keeping a candidate's processes in hand: each target runs in a session of its own,
+marked by an environment variable only its processes carry, and at its end every
+process of it is found and killed, daemons included.
+
+A process that calls setsid() leaves the process group a kill of the group reaches, and
+one that forks twice is adopted by init. Two ways find them anyway, on Linux: the
+scoring process makes itself a child subreaper (prctl PR_SET_CHILD_SUBREAPER), so
+orphans of its children are adopted by it, not by init, and stay its descendants; and
+every process whose environment carries the target's mark is the target's, whoever its
+parent. At the end of a target: the mark's processes and the descendants that carry no
+mark of any target (a process that cleared its environment) are stopped, then killed,
+then reaped, until none is left. Elsewhere than Linux, only the process group is
+killed, and the result says so."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import sys
+import time
+
+MARK = "LINKROOF_SCORE_JOB"
+_subreaper: bool | None = None
+
+
+def new_mark() -> str:
+    return secrets.token_hex(8)
+
+
+def become_subreaper() -> bool:
+    """Make this process adopt its descendants' orphans (Linux); True if it does."""
+    global _subreaper
+    if _subreaper is None:
+        _subreaper = False
+        if sys.platform.startswith("linux"):
+            try:
+                import ctypes
+
+                libc = ctypes.CDLL(None, use_errno=True)
+                _subreaper = libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+            except (OSError, AttributeError):
+                _subreaper = False
+    return _subreaper
+
+
+def _stat(pid: int) -> tuple[int, str] | None:
+    """(parent pid, state) from /proc/PID/stat, or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read().decode(errors="replace")
+    except OSError:
+        return None
+    rest = raw[raw.rfind(")") + 2:].split()
+    return int(rest[1]), rest[0]
+
+
+def _mark_of(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            env = f.read()
+    except OSError:
+        return None
+    for item in env.split(b"\0"):
+        if item.startswith(MARK.encode() + b"="):
+            return item[len(MARK) + 1:].decode(errors="replace")
+    return ""
+
+
+def processes() -> dict[int, tuple[int, str]]:
+    out = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return out
+    for n in names:
+        if n.isdigit():
+            st = _stat(int(n))
+            if st is not None:
+                out[int(n)] = st
+    return out
+
+
+def descendants(root: int, table: dict[int, tuple[int, str]] | None = None) -> set[int]:
+    table = processes() if table is None else table
+    kids: dict[int, list[int]] = {}
+    for pid, (ppid, _) in table.items():
+        kids.setdefault(ppid, []).append(pid)
+    out, todo = set(), [root]
+    while todo:
+        for k in kids.get(todo.pop(), []):
+            if k not in out:
+                out.add(k)
+                todo.append(k)
+    return out
+
+
+def of_mark(mark: str, live_marks: set[str] | frozenset[str] = frozenset(),
+            before: set[int] | frozenset[int] = frozenset()) -> list[int]:
+    """The live (not zombie) processes of a target: those carrying its mark anywhere, and
+    this process's descendants that were not there `before` the target started and carry
+    no mark of a target still running (a process that cleared its environment)."""
+    table = processes()
+    mine = descendants(os.getpid(), table)
+    found = []
+    for pid, (_, state) in table.items():
+        if pid == os.getpid() or state == "Z":
+            continue
+        m = _mark_of(pid)
+        if m == mark or (pid in mine and pid not in before and m is not None and m not in live_marks):
+            found.append(pid)
+    return found
+
+
+def kill_mark(mark: str, live_marks: set[str] | frozenset[str] = frozenset(),
+              before: set[int] | frozenset[int] = frozenset(), rounds: int = 50) -> int:
+    """Stop, kill and reap every process of the target; how many were killed."""
+    killed: set[int] = set()
+    for _ in range(rounds):
+        pids = of_mark(mark, live_marks, before)
+        if not pids:
+            break
+        for sig in (signal.SIGSTOP, signal.SIGKILL):  # stopped first: none forks while the others die
+            for pid in pids:
+                try:
+                    os.kill(pid, sig)
+                except (ProcessLookupError, PermissionError):
+                    pass
+        killed.update(pids)
+        time.sleep(0.02)
+        reap()
+    reap()
+    return len(killed)
+
+
+def reap() -> None:
+    """Collect the exit of every adopted child that has ended (zombies), and only those:
+    the children this process started itself are waited for by their own Popen."""
+    table = processes()
+    for pid, (ppid, state) in table.items():
+        if ppid == os.getpid() and state == "Z":
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass

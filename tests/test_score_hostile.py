@@ -1,0 +1,268 @@
+"""`linkroof score` against hostile candidates, through the stand-in child
+(tests/tools/fake_score_child.py speaks the real result channel): every one gets one
+honest row, no process outlives the run, the store is untouched, nothing raw reaches
+the terminal. The channel, the output checks and the process keeping are tested on
+their own below; the same cases run on one H200 through the real child
+(benchmarks/score_hostile.py)."""
+
+import math
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from linkroof.cli import cli
+from linkroof.profiler import score as S
+from linkroof.profiler import score_procs
+from linkroof.profiler.score_channel import Listener, Reporter
+
+FAKE = str(Path(__file__).parent / "tools" / "fake_score_child.py")
+
+
+def fake(ranks=1):
+    def command(n, port, args):
+        return [sys.executable, FAKE, *args], dict(os.environ, FAKE_RANKS=str(ranks),
+                                                   PYTHONPATH=str(Path(__file__).parents[1]))
+    return command
+
+
+def marked():
+    """Every live process carrying a score target's mark, anywhere."""
+    out = []
+    for pid, (_, state) in score_procs.processes().items():
+        if state != "Z" and score_procs._mark_of(pid):
+            out.append(pid)
+    return out
+
+
+HOSTILE = {  # what it does -> the row's failure kind (None: scored, with the check's finding)
+    "raises": "exception", "hangs": "hang", "crash": "crash", "forge": "tampered", "forgefile": "crash",
+    "huge": "tampered", "nan": None, "shape": None, "escapes": "exception", "exit0": "exit", "store": None,
+    "daemon": None, "daemon_clean": None, "cached": None, "sidestream": None, "patched": None,
+}
+
+
+@pytest.fixture(scope="module")
+def battery(tmp_path_factory):
+    store = tmp_path_factory.mktemp("store") / "store.sqlite"
+    store.write_bytes(b"SQLite format 3\0 stand-in")
+    old, cwd = os.environ.get("LINKROOF_STORE"), os.getcwd()
+    os.environ["LINKROOF_STORE"] = str(store)
+    os.chdir(tmp_path_factory.mktemp("work"))  # where the candidates run (one writes a file there)
+    try:
+        rows = S.score("m:reference", [f"m:{n}" for n in HOSTILE], "m:inputs", protocol="linkroof", trials=2,
+                       deadline_s=6.0, command=fake(), max_output_bytes=4096)
+    finally:
+        os.chdir(cwd)
+        if old is None:
+            os.environ.pop("LINKROOF_STORE")
+        else:
+            os.environ["LINKROOF_STORE"] = old
+    return {r["candidate"]: r for r in rows}, store
+
+
+def test_one_honest_row_each(battery):
+    by, _ = battery
+    assert list(by) == list(HOSTILE)
+    for name, kind in HOSTILE.items():
+        got = (by[name].get("failure") or {}).get("kind")
+        assert got == kind, (name, by[name].get("failure"))
+        assert by[name]["feedback"]
+
+
+def test_a_forged_result_is_never_accepted(battery):
+    by, _ = battery
+    forge = by["forge"]
+    assert "a second connection claimed rank 0" in forge["failure"]["message"] and not forge["correct"]
+    assert forge.get("speedup") is None
+    # a perf file written where results once went is not read: no result came on the channel
+    ff = by["forgefile"]
+    assert ff["failure"]["kind"] == "crash" and ff.get("time_s") is None and ff.get("speedup") is None
+
+
+def test_an_output_over_the_limit_is_refused_by_the_parent(battery):
+    by, _ = battery
+    assert "over the 4,096 B limit" in by["huge"]["failure"]["message"]
+
+
+def test_no_process_outlives_the_run(battery):
+    assert marked() == []
+    # the daemon that cleared its environment was found as the scorer's adopted descendant
+    assert by_killed(battery, "daemon_clean") >= 1 and by_killed(battery, "daemon") >= 1
+
+
+def by_killed(battery, name):
+    return battery[0][name].get("processes_killed_after", 0)
+
+
+def test_the_store_is_out_of_reach(battery):
+    by, store = battery
+    assert store.exists() and by["store"]["correct"]
+
+
+def test_the_checks_after_the_timing_mark_rows_suspect(battery):
+    by, _ = battery
+    for name, cause in (("cached", "outputs cached from an earlier call"),
+                        ("sidestream", "work on a stream the timing does not wait for"),
+                        ("patched", "a timer the candidate can touch")):
+        row = by[name]
+        assert row["correct"] and row["suspect"]["likely_causes"] == [cause], (name, row.get("suspect"))
+        assert row["speedup"] is None and row["suspect"]["measured_speedup"] > 1
+        assert row["feedback"].startswith("SUSPECT, not ranked")
+    assert "suspect" not in by["store"] and by["store"]["speedup"] == pytest.approx(100 / 60)
+
+
+def test_nothing_raw_reaches_the_terminal(monkeypatch, tmp_path):
+    monkeypatch.setattr(S, "child_command", fake())
+    monkeypatch.chdir(tmp_path)
+    Path("m.py").write_text("def reference(): pass\ndef escapes(): pass\ndef inputs(): pass\n")
+    res = CliRunner().invoke(cli, ["score", "m:reference", "m:escapes", "--inputs", "m:inputs", "--trials", "1"])
+    assert "\x1b" not in res.output and "\x07" not in res.output
+    assert "\\x1b]0;owned\\x07" in res.output  # shown escaped, on the feedback line
+
+
+def test_deadlines_must_be_finite():
+    for bad in (math.nan, math.inf, 0.0, -1.0):
+        with pytest.raises(S.ScoreError, match="deadline"):
+            S.score("m:reference", ["m:good"], "m:inputs", deadline_s=bad, command=fake())
+    res = CliRunner().invoke(cli, ["score", "a.py", "b.py", "--inputs", "m:i", "--deadline", "nan"])
+    assert res.exit_code == 2 and "nan" in res.output.lower()
+
+
+def test_everything_is_checked_before_any_child_starts(monkeypatch, tmp_path):
+    started = []
+    monkeypatch.setattr(S, "run_target", lambda *a, **k: started.append(a) or (_ for _ in ()).throw(AssertionError))
+    monkeypatch.chdir(tmp_path)
+    Path("ref.py").write_text("def solution(x):\n    return x\n")
+    Path("broken.py").write_text("def solution(x)\n")
+    Path("other.py").write_text("def something_else(x):\n    return x\n")
+    with pytest.raises(S.ScoreError, match="no file missing_ref.py"):
+        S.score("missing_ref.py", ["ref.py"], "inputs_mod:make")
+    with pytest.raises(S.ScoreError, match="no module named 'inputs_mod'"):
+        S.score("ref.py", ["ref.py"], "inputs_mod:make")
+    with pytest.raises(S.ScoreError, match="not a ParallelKernelBench checkout"):
+        S.score("ref.py", ["ref.py"], f"pkb:{tmp_path}")
+    Path("inputs_mod.py").write_text("def make(rank, world, trial):\n    return (1,)\n")
+    rows = S.score("ref.py", ["broken.py", "other.py", "gone.py"], "inputs_mod:make")
+    assert [r["failure"]["kind"] for r in rows] == ["import_error"] * 3 and started == []
+    assert "does not parse" in rows[0]["failure"]["message"]
+    assert "defines no top-level 'solution'" in rows[1]["failure"]["message"]
+    assert "no file gone.py" in rows[2]["failure"]["message"]
+    assert S.exit_code(rows) == S.EXIT_NOTHING_SCORED
+
+
+def test_exit_codes_say_what_was_scored(monkeypatch, tmp_path):
+    monkeypatch.setattr(S, "child_command", fake())
+    monkeypatch.chdir(tmp_path)
+    Path("m.py").write_text("".join(f"def {n}(): pass\n" for n in ("reference", "good", "raises", "inputs")))
+    run = CliRunner().invoke
+    assert run(cli, ["score", "m:reference", "m:good", "--inputs", "m:inputs", "--trials", "1"]).exit_code == 0
+    assert run(cli, ["score", "m:reference", "m:raises", "--inputs", "m:inputs", "--trials", "1"]).exit_code == \
+        S.EXIT_NOTHING_SCORED
+    res = run(cli, ["score", "m:raises", "m:good", "--inputs", "m:inputs", "--trials", "1", "--json"])
+    assert res.exit_code == S.EXIT_REFERENCE_FAILED
+    res = run(cli, ["score", "m:reference", "m:good", "--inputs", "missing:inputs"])
+    assert res.exit_code == 1 and "no module named 'missing'" in res.output
+
+
+# ------------------------------------------------------------------ the pieces alone
+
+
+def test_the_channel_takes_one_report_per_rank_and_signed_frames_only(tmp_path):
+    ch = Listener(str(tmp_path / "s"), str(tmp_path / "o"), 1, max_output_bytes=1 << 20)
+    try:
+        rep = Reporter(0, ch.address, ch.token)
+        rep.send("perf", {"wall_time_ms": 1.0})
+        rep.send_array("0", 0, np.arange(6.0).reshape(2, 3))
+        with pytest.raises(EOFError):
+            Reporter(0, ch.address, ch.token)  # a second claim of rank 0: refused, and said
+        with pytest.raises(EOFError):
+            Reporter(0, ch.address, "0" * 32)  # no token
+        rep.close()
+    finally:
+        ch.close()
+    assert ch.reports[0].perf == {"wall_time_ms": 1.0}
+    [path] = ch.reports[0].outputs["0"]
+    assert np.load(path, mmap_mode="r").tolist() == [[0, 1, 2], [3, 4, 5]]
+    assert any("second connection claimed rank 0" in v for v in ch.violations)
+    assert any("without the harness's token" in v for v in ch.violations)
+
+
+def test_a_frame_with_a_wrong_signature_is_a_violation(tmp_path):
+    ch = Listener(str(tmp_path / "s"), str(tmp_path / "o"), 1)
+    try:
+        rep = Reporter(0, ch.address, ch.token)
+        rep._key = b"\0" * 32  # what a forger without the key would sign with
+        rep.send("perf", {"wall_time_ms": 1e-9})
+        rep.close()
+    finally:
+        ch.close()
+    assert ch.reports[0].perf is None and ch.violations == ["rank 0's perf frame failed its signature"]
+
+
+class _Sink:
+    def __init__(self):
+        self.sent = []
+
+    def send_array(self, trial, i, a):
+        self.sent.append((trial, i, a.shape, a.dtype.str))
+
+
+@pytest.mark.parametrize("y, why", [
+    (None, "returned None, not a tensor"),
+    (object(), "returned a object, not a tensor"),
+    ({"a": None}, "returned None inside its output"),
+    ((), "returned an empty tuple"),
+    (np.broadcast_to(np.zeros(1, np.float32), (1 << 31,)), "over the limit of 1,048,576 B"),
+    (np.array(["a", "b"]), "data type <U1"),
+    (np.array([object(), 1], dtype=object), "data type object"),
+])
+def test_an_output_that_cannot_be_sent_is_a_row_saying_why(y, why):
+    from linkroof.profiler.score_child import BadOutput, send_outputs
+
+    with pytest.raises(BadOutput, match=why.replace("(", r"\(").replace(")", r"\)")):
+        send_outputs(_Sink(), 0, y, 1 << 20)
+
+
+def test_outputs_are_sent_leaf_by_leaf_without_a_copy_of_a_view_limit():
+    from linkroof.profiler.score_child import send_outputs
+
+    sink = _Sink()
+    send_outputs(sink, 3, {"b": np.ones((2, 2)), "a": [np.zeros(3, np.int8), 1.5]}, 1 << 20)
+    assert sink.sent == [("3", 0, (3,), "|i1"), ("3", 1, (), "<f8"), ("3", 2, (2, 2), "<f8")]
+
+
+def test_the_child_env_has_no_linkroof_setting_and_a_scratch_data_dir():
+    env = S.clean_env({"LINKROOF_STORE": "/x", "LINKROOF_PROFILE": "y", "PATH": "/bin", "XDG_DATA_HOME": "/h"}, "/s")
+    assert env == {"PATH": "/bin", "XDG_DATA_HOME": "/s"}
+
+
+def test_compare_looks_for_the_gpu_before_running_user_code(monkeypatch, tmp_path):
+    """On a machine without a GPU, compare ends with NoGpuError before importing anything
+    of the user's (the module would have left a file)."""
+    from linkroof.errors import NoGpuError
+    from linkroof.profiler import probe
+    from linkroof.profiler.compare import run_compare
+
+    def no_gpu(*a, **k):
+        raise NoGpuError("no NVIDIA driver here")
+
+    monkeypatch.setattr(probe, "probe", no_gpu)
+    monkeypatch.chdir(tmp_path)
+    Path("k.py").write_text("open('imported', 'w').close()\ndef f(x):\n    return x\ndef make():\n    return (1,)\n")
+    with pytest.raises(NoGpuError):
+        run_compare("k.py:f", "k.py:make")
+    assert not Path("imported").exists()
+
+
+def test_compare_reports_a_user_sys_exit_as_such(tmp_path, monkeypatch):
+    from linkroof.profiler.compare import CompareError, run_compare
+    from linkroof.profiler.probe import probe
+
+    monkeypatch.chdir(tmp_path)
+    Path("k.py").write_text("import sys\nsys.exit(0)\n")
+    with pytest.raises(CompareError, match=r"the user's code called sys.exit\(0\)"):
+        run_compare("k.py:f", "k.py:make", topology=probe(replay="h200x1"))
