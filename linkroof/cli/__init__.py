@@ -5,7 +5,7 @@ store); common.py holds what they share."""
 
 from __future__ import annotations
 
-from . import machine, placing, runs, views  # noqa: F401 - each registers its commands on `cli`
+from . import loops, machine, placing, runs, views  # noqa: F401 - each registers its commands on `cli`
 from .common import UserError, cli
 
 __all__ = ["UserError", "cli", "main"]

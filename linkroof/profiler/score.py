@@ -251,10 +251,11 @@ def run_target(target: Target, inputs: str, ranks: int, protocol: str, out_dir: 
                deadline_s: float = DEADLINE_S, warmup: int = PKB_WARMUP, iters: int = PKB_ITERS,
                shape: tuple[int, int] = (1024, 1024), dtype: str = "bfloat16", command: Any = None,
                problem_id: int = 1, first_trial: int = 0, max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
-               live_marks: Any = frozenset()) -> RunResult:
+               gpus: Sequence[Any] | None = None) -> RunResult:
     """Run one target in a session of its own with a deadline, its results on a channel
     only the harness holds (score_channel); at its end every process of it is killed,
-    daemons included (score_procs)."""
+    daemons included (score_procs). `gpus`: the GPUs it may see (a batch gives each
+    target its own), as CUDA_VISIBLE_DEVICES."""
     from .score_channel import Listener
     from .score_procs import MARK, become_subreaper, descendants, kill_mark, new_mark
 
@@ -273,6 +274,8 @@ def run_target(target: Target, inputs: str, ranks: int, protocol: str, out_dir: 
                         max_output_bytes)
     mark = new_mark()
     env = clean_env(env, scratch) | listener.env() | {MARK: mark}
+    if gpus is not None:
+        env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpus)
     before = descendants(os.getpid())
     t0 = time.perf_counter()
     log = open(os.path.join(out_dir, "child.log"), "wb")
@@ -299,7 +302,7 @@ def run_target(target: Target, inputs: str, ranks: int, protocol: str, out_dir: 
         log.close()
         if proc is not None and proc.poll() is None:
             _kill(proc)
-        leftover = kill_mark(mark, set(live_marks), before)
+        leftover = kill_mark(mark, before)
         listener.close()
     res = RunResult(target, out_dir, rc, ranks, time.perf_counter() - t0, leftover=leftover,
                     contained="" if subreaper else "processes found by their mark only (no subreaper here)")

@@ -18,14 +18,31 @@ import os
 import secrets
 import signal
 import sys
+import threading
 import time
 
 MARK = "LINKROOF_SCORE_JOB"
 _subreaper: bool | None = None
+_live: set[str] = set()  # the marks of the targets running now (a batch runs several at once)
+_lock = threading.Lock()
 
 
 def new_mark() -> str:
-    return secrets.token_hex(8)
+    """A mark for a target about to start, registered as running until `finish`."""
+    m = secrets.token_hex(8)
+    with _lock:
+        _live.add(m)
+    return m
+
+
+def live_marks() -> set[str]:
+    with _lock:
+        return set(_live)
+
+
+def finish(mark: str) -> None:
+    with _lock:
+        _live.discard(mark)
 
 
 def become_subreaper() -> bool:
@@ -112,12 +129,13 @@ def of_mark(mark: str, live_marks: set[str] | frozenset[str] = frozenset(),
     return found
 
 
-def kill_mark(mark: str, live_marks: set[str] | frozenset[str] = frozenset(),
-              before: set[int] | frozenset[int] = frozenset(), rounds: int = 50) -> int:
-    """Stop, kill and reap every process of the target; how many were killed."""
+def kill_mark(mark: str, before: set[int] | frozenset[int] = frozenset(), rounds: int = 50) -> int:
+    """Stop, kill and reap every process of the target (not those of another target
+    running now); how many were killed. The mark is then no longer running."""
     killed: set[int] = set()
+    others = live_marks() - {mark}
     for _ in range(rounds):
-        pids = of_mark(mark, live_marks, before)
+        pids = of_mark(mark, others, before)
         if not pids:
             break
         for sig in (signal.SIGSTOP, signal.SIGKILL):  # stopped first: none forks while the others die
@@ -130,6 +148,7 @@ def kill_mark(mark: str, live_marks: set[str] | frozenset[str] = frozenset(),
         time.sleep(0.02)
         reap()
     reap()
+    finish(mark)
     return len(killed)
 
 

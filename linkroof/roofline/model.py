@@ -353,8 +353,34 @@ def _usable(topo: Topology, m: Measurement) -> bool:
             and not any(w.startswith("above spec") for w in m.warnings))
 
 
+def roof_sources(profile: Profile) -> dict[tuple[str, str], Measurement]:
+    """The measurement each measured roof comes from, by (resource, mechanism): where
+    its clock state, size and devices are (roofline/export.py gives them with the figure)."""
+    topo = profile.topology
+    best, _ = _best_figures(topo, profile.measurements, len(profile.topologies),
+                            infer_nvlink(topo, profile.measurements))
+    return {k: m for k, (_, m) in best.items()}
+
+
 def _measured_roofs(topo: Topology, measurements: tuple[Measurement, ...], hosts: int = 1,
                     inferred: frozenset[tuple[str, str, str]] = frozenset()) -> list[Roof]:
+    best, per_gpu = _best_figures(topo, measurements, hosts, inferred)
+    out = []
+    for (resource, mech), (value, m) in sorted(best.items()):
+        size = f" {m.spec.message_bytes} B" if m.spec.message_bytes else ""
+        dtype = f" {m.spec.params['dtype']}" if "dtype" in m.spec.params else ""
+        how = "; NVLink inferred: faster than any PCIe x16 link" if _group(m) in inferred else ""
+        gpus = per_gpu.get((resource, mech), {})
+        out.append(Roof(resource, "measured", value, mech,
+                        f"best verified: {m.spec.name}{dtype}{size} on GPU {','.join(map(str, m.spec.devices))} "
+                        f"({m.source}{how})", _asymmetry(topo, gpus) + _throttled(m), tuple(sorted(gpus.items()))))
+    return out
+
+
+def _best_figures(topo: Topology, measurements: tuple[Measurement, ...], hosts: int,
+                  inferred: frozenset[tuple[str, str, str]]) -> tuple[dict, dict]:
+    """Per (resource, mechanism), the best verified figure and its measurement; per GPU,
+    HBM's own best."""
     best: dict[tuple[str, str], tuple[float, Measurement]] = {}
     per_gpu: dict[tuple[str, str], dict[int, float]] = {}
 
@@ -385,16 +411,7 @@ def _measured_roofs(topo: Topology, measurements: tuple[Measurement, ...], hosts
             if cls is None:
                 continue
             offer(f"link:{cls}", m.spec.mechanism, m.figure[0], m)
-    out = []
-    for (resource, mech), (value, m) in sorted(best.items()):
-        size = f" {m.spec.message_bytes} B" if m.spec.message_bytes else ""
-        dtype = f" {m.spec.params['dtype']}" if "dtype" in m.spec.params else ""
-        how = "; NVLink inferred: faster than any PCIe x16 link" if _group(m) in inferred else ""
-        gpus = per_gpu.get((resource, mech), {})
-        out.append(Roof(resource, "measured", value, mech,
-                        f"best verified: {m.spec.name}{dtype}{size} on GPU {','.join(map(str, m.spec.devices))} "
-                        f"({m.source}{how})", _asymmetry(topo, gpus) + _throttled(m), tuple(sorted(gpus.items()))))
-    return out
+    return best, per_gpu
 
 
 ASYMMETRY = 0.05  # identical GPUs whose figures differ by more than this are flagged

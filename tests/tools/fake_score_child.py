@@ -25,6 +25,9 @@ a = p.parse_args()
 rank = int(os.environ.get("RANK", 0))
 ranks = int(os.environ.get("FAKE_RANKS", 1))
 address, token = os.environ.pop(ENV_ADDRESS), os.environ.pop(ENV_TOKEN)
+started = time.time()
+if os.environ.get("FAKE_SLEEP"):  # a batch test's stand-in for the time a GPU is busy
+    time.sleep(float(os.environ["FAKE_SLEEP"]))
 reps = {r: Reporter(r, address, token) for r in range(ranks)}
 name = a.fn.split(":")[-1] if not a.fn.endswith(":solution") else Path(a.fn.split(":")[0]).stem
 times = {"reference": 100.0, "good": 50.0, "slow": 400.0, "wrong": 90.0, "nan": 80.0, "shape": 70.0,
@@ -101,3 +104,6 @@ if name == "forge":  # a second report for rank 0, with the token read back from
     env = dict(x.split(b"=", 1) for x in Path("/proc/self/environ").read_bytes().split(b"\0") if b"=" in x)
     second = Reporter(0, env[ENV_ADDRESS.encode()].decode(), env[ENV_TOKEN.encode()].decode())
     second.send("perf", {"wall_time_ms": 1e-9, "median_ms": 1e-9})
+if os.environ.get("FAKE_LOG"):  # which GPUs this target was given, and when it held them
+    with open(os.environ["FAKE_LOG"], "a") as f:
+        f.write(f"{os.environ.get('CUDA_VISIBLE_DEVICES')} {started} {time.time()}\n")

@@ -1,0 +1,425 @@
+"""`linkroof export`: the measured machine in the forms kernel-generation loops and other
+tools read, each figure with its provenance (measured, spec sheet, or NVML's answer) and,
+when measured, the clock state it was measured in.
+
+Formats, each read from its tool's source:
+- `brief`: plain text under 2 KB, to paste into a prompt.
+- `pkb`: a `[hardware_profiles.KEY]` table for ParallelKernelBench's kernelgen/prompts.toml
+  (profile_display, gpu_name, gpu_architecture, gpu_specs_bullets,
+  gpu_definitions_bullets, gpu_best_practices_bullets: what generate_kernel.py's
+  _hardware_context_body formats into templates.hardware).
+- `kernelbench`: a gpu_specs.py module (GPU_SPEC_INFO[KEY] a dict of strings, with
+  "GPU Architecture"; GPU_DEFINITIONS; GPU_BEST_PRACTICES), what KernelBench's
+  prompt_constructor_toml._gpu_context_from_gpu_specs reads with runpy: dense figures,
+  measured, and the NVLink and NCCL figures its own entries lack.
+- `tracelens`: an arch JSON (name, mem_bw_gbps, memory_gb, max_achievable_tflops with
+  matrix_* / vector_* keys; TraceLens's utils/arch_utils.load_arch), measured values
+  only in max_achievable_tflops (what "max achievable" means there), with link fields
+  and every figure's provenance added under keys TraceLens does not read."""
+
+from __future__ import annotations
+
+import json
+import os
+import pprint
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ..schema import ClockState, Measurement, Profile, known
+from ..units import format_bytes, format_rate, format_size, format_time
+from .model import LINK_NAMES, MachineModel, roof_sources
+
+SIZES = (4096, 65536, 1 << 20, 16 << 20, 256 << 20)  # message sizes the curves are given at
+BRIEF_LIMIT = 2048
+
+
+@dataclass(frozen=True)
+class Fact:
+    topic: str  # gpu | hbm | compute | link | curve | nccl | launch | sync | saturation
+    name: str
+    value: float
+    unit: str  # B/s, FLOP/s, s, B, blocks, count
+    provenance: str  # measured | spec | nvml
+    clock: str = ""  # measured figures: the clock state they were taken in
+    basis: str = ""
+    size: int | None = None  # the message size it is at, where it depends on one
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def clock_text(c: ClockState | None) -> str:
+    if c is None or c.state == "unknown":
+        return "clock not sampled"
+    mhz = f" at {c.sm_mhz_median:.0f} MHz" if c.sm_mhz_median else ""
+    return f"{c.state} clock{mhz}"
+
+
+def _m_clock(m: Measurement | None) -> str:
+    return clock_text(m.clock if m is not None else None)
+
+
+def facts(profile: Profile) -> list[Fact]:
+    """Every figure the formats are written from."""
+    from .cost import LAUNCH_PATHS, SYNC_KINDS, _figures, machine_terms
+    from .summaries import saturation
+
+    topo = profile.topology
+    model = MachineModel.from_profile(profile)
+    src = roof_sources(profile)
+    out: list[Fact] = []
+    g = topo.gpus[0] if topo.gpus else None
+    if g is not None:
+        n = sum(len(t.gpus) for t in profile.topologies)
+        out += [Fact("gpu", "GPU", n, "count", "nvml", basis=f"{g.name}, {g.architecture}, compute capability "
+                     f"{g.compute_capability}, {len(profile.topologies)} host(s)"),
+                Fact("gpu", "SMs", float(g.sm_count) if known(g.sm_count) else float("nan"), "count", "nvml"),
+                Fact("gpu", "memory", float(g.memory_total_bytes) if known(g.memory_total_bytes) else float("nan"),
+                     "B", "nvml"),
+                Fact("gpu", "max SM clock", float(g.max_sm_clock_mhz) * 1e6 if known(g.max_sm_clock_mhz)
+                     else float("nan"), "Hz", "nvml")]
+    for r in model.roofs:
+        if not known(r.value):
+            continue
+        if r.resource == "hbm":
+            topic, name = "hbm", "HBM bandwidth" + (f" ({r.mechanism})" if r.mechanism else "")
+        elif r.resource.startswith("compute:"):
+            dt = r.resource.split(":", 1)[1]
+            topic, name = "compute", f"{dt} dense" + (f" ({r.mechanism})" if r.mechanism else "")
+        elif r.resource.startswith("link:"):
+            link = r.resource.split(":", 1)[1]
+            topic, name = "link", f"{LINK_NAMES.get(link, link)} one direction" + \
+                (f" ({r.mechanism})" if r.mechanism else "")
+        else:
+            continue
+        m = src.get((r.resource, r.mechanism)) if r.kind == "measured" else None
+        out.append(Fact(topic, name, float(r.value), r.unit, "measured" if r.kind == "measured" else "spec",
+                        _m_clock(m) if r.kind == "measured" else "", r.basis,
+                        m.spec.message_bytes if m is not None and m.spec.message_bytes else None))
+    for c in model.curves:
+        topic = "nccl" if c.mechanism == "nccl" else "curve"
+        what = f"{c.pattern} {c.label}" if topic == "nccl" else f"{LINK_NAMES.get(c.link, c.link)} {c.pattern} {c.label}"
+        for size in SIZES:
+            if c.points and min(s for s, _ in c.points) <= size <= max(s for s, _ in c.points):
+                out.append(Fact(topic, what, c.at(size), "B/s", "measured", basis="busbw" if topic == "nccl" else
+                                "bandwidth", size=size))
+        half = c.reaches(0.5)
+        if half:
+            out.append(Fact(topic, f"{what}: half of its peak from", float(half), "B", "measured"))
+    for row in machine_terms(profile):
+        table = LAUNCH_PATHS if row["term"] == "launch" else SYNC_KINDS
+        figs = _figures(profile, table[row["kind"]])
+        m = min(figs, key=lambda x: x.median_s) if figs else None
+        out.append(Fact(str(row["term"]), str(row["kind"]), float(row["seconds"]), "s", "measured", _m_clock(m),
+                        str(row["what"])))
+    for s in saturation(profile):
+        out.append(Fact("saturation", f"{s['mechanism']} {s['pattern']}: blocks for {s['share']:.0%} of its peak",
+                        float(s["blocks_needed"]), "blocks", "measured", basis=f"peak {format_rate(s['peak'])}"))
+    return out
+
+
+def default_key(profile: Profile) -> str:
+    g = profile.topology.gpus[0] if profile.topology.gpus else None
+    name = str(g.name).replace("NVIDIA ", "").replace(" ", "-") if g is not None else "GPU"
+    n = sum(len(t.gpus) for t in profile.topologies)
+    return f"{name}x{n}-linkroof"
+
+
+def _v(f: Fact) -> str:
+    if f.unit == "B/s":
+        return format_rate(f.value)
+    if f.unit == "FLOP/s":
+        return f"{f.value / 1e12:.0f} TFLOP/s"
+    if f.unit == "s":
+        return format_time(f.value)
+    if f.unit == "B":
+        return format_size(int(f.value))
+    return f"{f.value:g}"
+
+
+def _tag(f: Fact) -> str:
+    if f.provenance == "measured":
+        return f"measured, {f.clock}" if f.clock else "measured"
+    return {"spec": "spec sheet", "nvml": "NVML"}.get(f.provenance, f.provenance)
+
+
+def _pick(fs: Sequence[Fact], topic: str, prov: str | None = None) -> list[Fact]:
+    return [f for f in fs if f.topic == topic and (prov is None or f.provenance == prov)]
+
+
+def _best(fs: Sequence[Fact]) -> Fact | None:
+    return max(fs, key=lambda f: f.value) if fs else None
+
+
+def spec_lines(profile: Profile, fs: Sequence[Fact], short: bool = False) -> list[str]:
+    """The figures as lines, most important first: HBM, compute per data type, each
+    link per mechanism and at message sizes, NCCL, launch and sync, saturation."""
+    lines = []
+    hbm_m, hbm_s = _pick(fs, "hbm", "measured"), _best(_pick(fs, "hbm", "spec"))
+    if hbm_m:
+        b = _best(hbm_m)
+        lines.append(f"HBM: {_v(b)} {b.name.split('(')[-1].rstrip(')')} ({_tag(b)})"
+                     + (f"; spec {_v(hbm_s)}" if hbm_s else ""))
+    elif hbm_s:
+        lines.append(f"HBM: {_v(hbm_s)} (spec sheet; not measured)")
+    comp: dict[str, dict[str, Fact]] = {}
+    for f in _pick(fs, "compute"):
+        dt = f.name.split()[0]
+        slot = comp.setdefault(dt, {})
+        if f.value > getattr(slot.get(f.provenance), "value", 0.0):
+            slot[f.provenance] = f
+    parts = []
+    for dt in ("fp8", "bf16", "fp16", "tf32", "fp32", "fp64", "int8"):
+        if dt in comp:
+            m, s = comp[dt].get("measured"), comp[dt].get("spec")
+            if m:
+                parts.append(f"{dt} {_v(m)} measured" + (f" (spec {_v(s)})" if s else ""))
+            elif s and not short:
+                parts.append(f"{dt} {_v(s)} spec")
+    if parts:
+        clock = next((comp[d]["measured"].clock for d in comp if "measured" in comp[d]), "")
+        lines.append("Dense compute: " + "; ".join(parts) + (f" [{clock}]" if clock else ""))
+    links = _pick(fs, "link")
+    for link in sorted({f.name.split(" one direction")[0] for f in links}):
+        mine = [f for f in links if f.name.startswith(link + " one direction")]
+        spec = _best([f for f in mine if f.provenance == "spec"])
+        meas = sorted((f for f in mine if f.provenance == "measured"), key=lambda f: -f.value)
+        each = ", ".join(f"{f.name.split('(')[-1].rstrip(')')} {_v(f)}" for f in meas)
+        lines.append(f"{link} per GPU, one direction: " + (f"spec {_v(spec)}" if spec else "no spec") +
+                     (f"; measured {each}" if each else "") + (f" [{meas[0].clock}]" if meas and meas[0].clock else ""))
+    sat = _pick(fs, "saturation")
+    if sat:
+        lines.append("SM blocks to reach 90 % of a mechanism's peak: " +
+                     ", ".join(f"{f.name.split(':')[0]} {f.value:g}" for f in sat))
+    nccl = _pick(fs, "nccl")
+    ng: dict[str, list[Fact]] = {}
+    for f in nccl:
+        if f.size is not None:
+            ng.setdefault(f.name, []).append(f)
+    if ng:
+        ranks = len({d for m in profile.measurements if m.spec.mechanism == "nccl" for d in m.spec.devices}) or "?"
+        lines.append(f"NCCL busbw, {ranks} ranks, GB/s at " + "/".join(format_size(s) for s in SIZES) + ":")
+        for name, g in sorted(ng.items()):
+            lines.append(f"  {name}: {_row(g)}")
+    terms = _pick(fs, "launch") + _pick(fs, "sync")
+    if terms:
+        lines.append("Launch: " + ", ".join(f"{f.name} {_v(f)}" for f in _pick(fs, "launch")) +
+                     ("; sync: " + ", ".join(f"{f.name} {_v(f)}" for f in _pick(fs, "sync")) if _pick(fs, "sync")
+                      else ""))
+    curves = _pick(fs, "curve")
+    groups: dict[str, list[Fact]] = {}
+    for f in curves:
+        if f.size is not None:
+            groups.setdefault(f.name, []).append(f)
+    if groups:
+        lines.append("Copy bandwidth, GB/s at " + "/".join(format_size(s) for s in SIZES) + " messages:")
+        for name, g in sorted(groups.items()):
+            if short and ("ungated" in name or "=" in name):
+                continue
+            half = next((f for f in curves if f.name == f"{name}: half of its peak from"), None)
+            lines.append(f"  {name}: {_row(g)}" + (f"; half peak from {_v(half)}" if half else ""))
+    return lines
+
+
+def _row(g: Sequence[Fact]) -> str:
+    """A curve's figures at SIZES in GB/s, '-' where its sweep does not reach."""
+    by = {f.size: f for f in g}
+    return "/".join(f"{by[s].value / 1e9:.3g}" if s in by else "-" for s in SIZES)
+
+
+def header(profile: Profile, fs: Sequence[Fact]) -> str:
+    gpu = next((f for f in fs if f.topic == "gpu" and f.name == "GPU"), None)
+    sms = next((f for f in fs if f.name == "SMs"), None)
+    mem = next((f for f in fs if f.name == "memory"), None)
+    what = f"{gpu.value:g} x {gpu.basis}" if gpu else "unknown GPUs"
+    extra = ", ".join(x for x in (f"{sms.value:g} SMs" if sms and sms.value == sms.value else "",
+                                  format_bytes(mem.value) if mem and mem.value == mem.value else "") if x)
+    return f"{what}" + (f" ({extra})" if extra else "") + \
+        f"; linkroof profile {profile.id}, measured {profile.created_at[:10]}"
+
+
+def brief(profile: Profile, fs: Sequence[Fact]) -> str:
+    """Plain text under 2 KB: the machine, then its figures, most important first; lines
+    are dropped from the end until it fits."""
+    lines = [f"Machine: {header(profile, fs)}.",
+             "Figures are measured by linkroof unless marked spec; bandwidths per GPU; clock = the state measured in."]
+    body = spec_lines(profile, fs, short=True)
+    text = "\n".join(lines + body) + "\n"
+    while len(text.encode()) > BRIEF_LIMIT and body:
+        body.pop()
+        text = "\n".join(lines + body + ["(more: linkroof export --json)"]) + "\n"
+    return text
+
+
+DEFINITIONS = {
+    "measured": "timed on this machine by linkroof with CUDA events after warm-up, over repetitions, the data "
+                "verified; the clock state it was taken in is given (burst: at the boost clock; sustained: held "
+                "below it, as under a long run's power cap)",
+    "spec": "the vendor's data sheet (dense figures; never reached in practice)",
+    "busbw": "NCCL's bus bandwidth (nccl-tests' convention): comparable across collectives and rank counts",
+    "half peak from": "the smallest message size at which a mechanism gives half its best bandwidth: below it, "
+                      "per-message latency dominates",
+    "copy engine / SM / TMA": "three ways to move data between GPUs: cudaMemcpy's DMA engines (no SMs used), "
+                              "loads and stores from SMs, and the Tensor Memory Accelerator's bulk copies",
+}
+
+
+def practices(fs: Sequence[Fact]) -> list[str]:
+    """Advice made only of the figures: where each mechanism saturates and what the
+    measured ceilings are against the spec."""
+    out = []
+    for f in _pick(fs, "curve"):
+        if f.name.endswith("half of its peak from") and "=" not in f.name and "ungated" not in f.name:
+            out.append(f"{f.name.replace(': half of its peak from', '')} reaches half its peak at {_v(f)} messages "
+                       "(measured): batch smaller transfers.")
+    sat = _pick(fs, "saturation")
+    for f in sat:
+        out.append(f"{f.name.split(':')[0]} needs {f.value:g} blocks for 90 % of its peak (measured): leave the "
+                   "other SMs to compute when overlapping.")
+    hbm = [f for f in _pick(fs, "hbm")]
+    m, s = _best([f for f in hbm if f.provenance == "measured"]), _best([f for f in hbm if f.provenance == "spec"])
+    if m and s:
+        out.append(f"Plan on {_v(m)} of HBM bandwidth, not the spec's {_v(s)}: {m.value / s.value:.0%} of it is "
+                   "what a kernel here reached (measured).")
+    return out[:8]
+
+
+def pkb_toml(profile: Profile, key: str, fs: Sequence[Fact]) -> str:
+    """A [hardware_profiles.KEY] table for ParallelKernelBench's prompts.toml."""
+    g = profile.topology.gpus[0] if profile.topology.gpus else None
+    fields = {
+        "profile_display": f"{header(profile, fs)} (linkroof export)",
+        "gpu_name": str(g.name).removeprefix("NVIDIA ") if g is not None else "unknown",  # its template says NVIDIA
+        "gpu_architecture": str(g.architecture) if g is not None and known(g.architecture) else "unknown",
+        "gpu_specs_bullets": "\n".join(f"- {x.strip()}" for x in spec_lines(profile, fs)) + "\n",
+        "gpu_definitions_bullets": "\n".join(f"- **{k}**: {v}" for k, v in DEFINITIONS.items()) + "\n",
+        "gpu_best_practices_bullets": "\n".join(f"- {x}" for x in practices(fs)) + "\n",
+    }
+    lines = [f"# linkroof export --format pkb: profile {profile.id}; merge into kernelgen/prompts.toml",
+             f"[hardware_profiles.{_toml_key(key)}]"]
+    for k, v in fields.items():
+        lines.append(f"{k} = {_toml_str(v)}")
+    return "\n".join(lines) + "\n"
+
+
+def _toml_key(k: str) -> str:
+    return k if all(c.isalnum() or c in "-_" for c in k) else json.dumps(k)
+
+
+def _toml_str(v: str) -> str:
+    return json.dumps(v)  # a TOML basic string: JSON's escapes are TOML's
+
+
+KB_KEYS = {"fp8": "FP8 Tensor Core TFLOPS", "bf16": "BFLOAT16 Tensor Core TFLOPS", "fp16": "FP16 Tensor Core TFLOPS",
+           "tf32": "TF32 Tensor Core TFLOPS", "fp32": "FP32 TFLOPS", "fp64": "FP64 TFLOPS", "int8": "INT8 Tensor Core TOPS"}
+
+
+def kernelbench_specs(profile: Profile, key: str, fs: Sequence[Fact]) -> dict[str, str]:
+    """KernelBench's GPU_SPEC_INFO entry: dense figures, measured first with the spec
+    beside, and the NVLink, NCCL and launch figures its entries lack."""
+    g = profile.topology.gpus[0] if profile.topology.gpus else None
+    d: dict[str, str] = {"GPU Architecture": str(g.architecture) if g is not None and known(g.architecture)
+                         else "unknown"}
+    mem = next((f for f in fs if f.name == "memory"), None)
+    if mem is not None and mem.value == mem.value:
+        d["GPU Memory"] = f"{format_bytes(mem.value)} (NVML)"
+    hbm_m, hbm_s = _best(_pick(fs, "hbm", "measured")), _best(_pick(fs, "hbm", "spec"))
+    if hbm_m or hbm_s:
+        d["Memory Bandwidth"] = (f"{_v(hbm_m)} ({_tag(hbm_m)})" if hbm_m else "not measured") + \
+            (f"; spec {_v(hbm_s)}" if hbm_s else "")
+    for dt, label in KB_KEYS.items():
+        ms = [f for f in _pick(fs, "compute") if f.name.split()[0] == dt]
+        m, s = _best([f for f in ms if f.provenance == "measured"]), _best([f for f in ms if f.provenance == "spec"])
+        if m or s:
+            d[label] = (f"{m.value / 1e12:.0f} dense ({_tag(m)})" if m else "not measured") + \
+                (f"; spec {s.value / 1e12:.0f} dense" if s else "")
+    for line in spec_lines(profile, fs):
+        if "per GPU, one direction" in line:
+            name, rest = line.split(":", 1)
+            d[name.strip().replace(" per GPU, one direction", " bandwidth per GPU, one direction")] = rest.strip()
+        elif line.startswith("  "):
+            name, rest = line.strip().split(":", 1)
+            d[("NCCL " if " nccl" in name else "") + name + " bandwidth at 4K/64K/1M/16M/256M B"] = \
+                rest.strip().replace(";", " GB/s;", 1) if ";" in rest else rest.strip() + " GB/s"
+        elif line.startswith(("Launch", "SM blocks")):
+            name, rest = line.split(":", 1)
+            d[name] = rest.strip()
+    if g is not None and known(g.sm_count):
+        d["Number of SMs"] = f"{g.sm_count} (NVML)"
+    return d
+
+
+def kernelbench_py(profile: Profile, key: str, fs: Sequence[Fact]) -> str:
+    """A gpu_specs.py module KernelBench's prompt constructor reads with runpy."""
+    info = {key: kernelbench_specs(profile, key, fs)}
+    return (f'"""GPU specs for KernelBench\'s prompts: linkroof export --format kernelbench, profile {profile.id}.\n'
+            'Measured figures say so and name their clock state; spec figures are the data sheet\'s, dense."""\n\n'
+            f"GPU_SPEC_INFO = {pprint.pformat(info, width=110, sort_dicts=False)}\n\n"
+            f"GPU_DEFINITIONS = {pprint.pformat(DEFINITIONS, width=110, sort_dicts=False)}\n\n"
+            f"GPU_BEST_PRACTICES = {pprint.pformat(practices(fs) or ['Measure before optimising.'], width=110)}\n")
+
+
+TL_MATRIX = {"bf16": "matrix_bf16", "fp16": "matrix_fp16", "fp8": "matrix_fp8", "tf32": "matrix_tf32",
+             "fp64": "matrix_fp64", "int8": "matrix_int8"}
+
+
+def tracelens_arch(profile: Profile, key: str, fs: Sequence[Fact]) -> dict[str, Any]:
+    """TraceLens's arch JSON: measured values as its max achievable figures (its name for
+    benchmark-derived peaks), link fields and provenance added under keys it ignores."""
+    hbm = _best(_pick(fs, "hbm", "measured")) or _best(_pick(fs, "hbm", "spec"))
+    maf: dict[str, float] = {}
+    prov: dict[str, str] = {}
+    for f in _pick(fs, "compute", "measured"):
+        dt, mech = f.name.split()[0], f.name.split("(")[-1].rstrip(")")
+        k = "vector_fp32" if (dt, mech) == ("fp32", "fma") else ("matrix_fp32" if dt == "fp32" else TL_MATRIX.get(dt))
+        if k and f.value / 1e12 > maf.get(k, 0.0):
+            maf[k] = round(f.value / 1e12, 1)
+            prov[f"max_achievable_tflops.{k}"] = f"{_tag(f)}: {f.basis}"
+    mem = next((f for f in fs if f.name == "memory"), None)
+    out: dict[str, Any] = {"name": key, "mem_bw_gbps": round(hbm.value / 1e9, 1) if hbm else None,
+                           "memory_gb": round(mem.value / 1e9, 1) if mem and mem.value == mem.value else None,
+                           "max_achievable_tflops": maf}
+    if hbm:
+        prov["mem_bw_gbps"] = f"{_tag(hbm)}: {hbm.basis}"
+    links: dict[str, Any] = {}
+    for f in _pick(fs, "link"):
+        links.setdefault(f.name, []).append({"gbps": round(f.value / 1e9, 1), "provenance": _tag(f),
+                                             "basis": f.basis})
+    out["link_bw_gbps"] = links
+    out["nccl_busbw_gbps"] = {f"{f.name} @ {f.size} B": round(f.value / 1e9, 1) for f in _pick(fs, "nccl")
+                              if f.size is not None}
+    out["launch_sync_us"] = {f"{f.topic} {f.name}": round(f.value * 1e6, 2) for f in _pick(fs, "launch")
+                             + _pick(fs, "sync")}
+    out["_provenance"] = prov
+    out["_reference"] = f"linkroof export --format tracelens, profile {profile.id} ({profile.created_at[:10]})"
+    return out
+
+
+def render(profile: Profile, fmt: str, key: str, fs: Sequence[Fact] | None = None) -> str:
+    fs = facts(profile) if fs is None else fs
+    if fmt == "brief":
+        return brief(profile, fs)
+    if fmt == "pkb":
+        return pkb_toml(profile, key, fs)
+    if fmt == "kernelbench":
+        return kernelbench_py(profile, key, fs)
+    if fmt == "tracelens":
+        return json.dumps(tracelens_arch(profile, key, fs), indent=2) + "\n"
+    raise ValueError(f"unknown format {fmt!r}")
+
+
+FILES = {"brief": "brief.txt", "pkb": "pkb_hardware_profile.toml", "kernelbench": "gpu_specs.py",
+         "tracelens": "{key}.json"}
+
+
+def write_all(profile: Profile, folder: str, key: str) -> list[str]:
+    os.makedirs(folder, exist_ok=True)
+    fs = facts(profile)
+    out = []
+    for fmt, name in FILES.items():
+        path = os.path.join(folder, name.format(key=key))
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(render(profile, fmt, key, fs))
+        out.append(path)
+    return out
