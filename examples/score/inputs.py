@@ -42,3 +42,8 @@ def allreduce_inputs(rank, world_size, trial):
 
 def allreduce_inputs_large(rank, world_size, trial):
     return _allreduce(8192, 8192, rank, trial)
+
+
+def softmax_inputs(rank, world_size, trial):
+    """One fp16 8192 x 4096 matrix (64 MiB): a row softmax reads it once and writes as much."""
+    return ((torch.randn((8192, 4096), generator=_gen(rank, trial, 3), device="cuda") * 3).to(torch.float16),)
