@@ -13,7 +13,7 @@ $py -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target 
 export PYTHONPATH=/tmp/cupti:$PYTHONPATH TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NCCL_NVLS_ENABLE=0
 E=examples/score
 leftover() {  # live processes carrying a score target's mark
-  for p in /proc/[0-9]*; do tr '\0' '\n' < $p/environ 2>/dev/null | grep -q '^LINKROOF_SCORE_JOB=' && echo ${p#/proc/}; done | wc -l
+  for p in /proc/[0-9]*; do { tr '\0' '\n' < $p/environ; } 2>/dev/null | grep -q '^LINKROOF_SCORE_JOB=' && echo ${p#/proc/}; done | wc -l
 }
 {
   if [[ " $PARTS " == *" hostile "* ]]; then
@@ -60,4 +60,6 @@ print("per-candidate wall (linkroof protocol, scored rows): median %.1f s, min %
 PY
   fi
 } > "$log" 2>&1
+cp /tmp/batch_before.jsonl "$out/" 2>/dev/null
+tar czf "$out/score_hostile.tgz" -C "$out" --exclude score_hostile.tgz $(cd "$out" && ls)
 cat "$log"

@@ -41,7 +41,7 @@ def marked():
 HOSTILE = {  # what it does -> the row's failure kind (None: scored, with the check's finding)
     "raises": "exception", "hangs": "hang", "crash": "crash", "forge": "tampered", "forgefile": "crash",
     "huge": "tampered", "nan": None, "shape": None, "escapes": "exception", "exit0": "exit", "store": None,
-    "daemon": None, "daemon_clean": None, "cached": None, "sidestream": None, "patched": None,
+    "daemon": None, "daemon_clean": None, "cached": None, "sidestream": None, "patched": None, "wrongcached": None,
 }
 
 
@@ -113,6 +113,8 @@ def test_the_checks_after_the_timing_mark_rows_suspect(battery):
         assert row["speedup"] is None and row["suspect"]["measured_speedup"] > 1
         assert row["feedback"].startswith("SUSPECT, not ranked")
     assert "suspect" not in by["store"] and by["store"]["speedup"] == pytest.approx(100 / 60)
+    # a wrong candidate is wrong: the checks after the timing judge correct ones only
+    assert not by["wrongcached"]["correct"] and "suspect" not in by["wrongcached"]
 
 
 def test_nothing_raw_reaches_the_terminal(monkeypatch, tmp_path):

@@ -45,5 +45,5 @@ def allreduce_inputs_large(rank, world_size, trial):
 
 
 def softmax_inputs(rank, world_size, trial):
-    """One fp16 8192 x 4096 matrix (64 MiB): a row softmax reads it once and writes as much."""
-    return ((torch.randn((8192, 4096), generator=_gen(rank, trial, 3), device="cuda") * 3).to(torch.float16),)
+    """One fp16 32768 x 4096 matrix (256 MiB): a row softmax reads it once and writes as much."""
+    return ((torch.randn((32768, 4096), generator=_gen(rank, trial, 3), device="cuda") * 3).to(torch.float16),)

@@ -236,8 +236,10 @@ class Summary:
     suspect: int = 0
     best: dict[str, tuple[str, float]] = field(default_factory=dict)  # problem -> (candidate, speedup)
 
-    def add(self, row: dict) -> None:
-        self.done += 1
+    def add(self, row: dict, before: bool = False) -> None:
+        """A row into the running figures (`before`: a row of an earlier run, resumed)."""
+        if not before:
+            self.done += 1
         self.correct += bool(row.get("correct")) and not row.get("suspect")
         self.failed += bool(row.get("failure"))
         self.suspect += bool(row.get("suspect"))
@@ -262,6 +264,9 @@ def run_batch(problems: Sequence[Problem], results: str, gpus: Sequence[Any], sh
     before = done_keys(results)
     todo = [j for j in jobs if j.key not in before]
     summary = Summary(total=len(jobs), skipped=len(jobs) - len(todo))
+    for j in jobs:
+        if j.key in before:
+            summary.add(before[j.key], before=True)
     pool = GpuPool(gpus)
     write = threading.Lock()
     refs: dict[str, Any] = {}

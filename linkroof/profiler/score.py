@@ -639,7 +639,7 @@ def score_row(ref: RunResult, cand: RunResult, protocol: str, trials: int, atol:
         row["decomposition"] = per["timeline"].get("parts", {})
     if workload is not None and profile is not None and t:
         row.update(_placed(workload, t, profile))
-    if not cand.failure and t:
+    if row["correct"] and t:  # a wrong candidate is wrong: what gamed its timing no longer matters
         found = suspicions(ref, cand, atol, rtol, load)
         if profile is not None:
             floor = physical_floor(workload, t, profile, row.get("link_bytes_per_call"))

@@ -23,3 +23,31 @@ def test_examples_score_on_one_gpu():
     assert fast["correct"] and fast["speedup"] > 1.0 and fast["iterations"] == 20
     assert not wrong["correct"] and wrong["trials"][0]["result"] == "mismatch" and len(wrong["trials"]) == 1
     assert raises["failure"]["kind"] == "exception" and "gives up" in raises["failure"]["message"]
+
+
+def test_hostile_candidates_on_one_gpu(tmp_path, monkeypatch):
+    """The forging, None and daemon candidates through the real child: rejected, a row
+    saying why, and scored with its daemons killed; no process of any of them left."""
+    import os
+
+    from linkroof.profiler import score_procs
+    from linkroof.profiler.score import score
+
+    from pathlib import Path
+
+    ex = str(Path(__file__).resolve().parents[2] / EX) + "/"
+    monkeypatch.chdir(tmp_path)  # where the candidates run: the forger leaves its files here
+    monkeypatch.setenv("PYTHONPATH", str(Path(ex).parents[1]) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    monkeypatch.setenv("LINKROOF_STORE", str(tmp_path / "store.sqlite"))
+    (tmp_path / "store.sqlite").write_text("a store")
+    H = ex + "hostile/"
+    rows = score(ex + "softmax.py", [H + "forge.py", H + "none.py", H + "daemon.py", H + "store.py"],
+                 ex + "inputs.py:softmax_inputs", trials=1, deadline_s=120)
+    forge, none, daemon, store = rows
+    assert forge["failure"]["kind"] == "tampered" and "second connection claimed rank 0" in forge["failure"]["message"]
+    assert none["failure"]["kind"] == "bad_output" and "returned None" in none["failure"]["message"]
+    assert daemon["correct"] and daemon["processes_killed_after"] >= 2
+    assert store["correct"] and (tmp_path / "store.sqlite").exists()
+    live = [p for p, (_, st) in score_procs.processes().items() if st != "Z" and score_procs._mark_of(p)]
+    assert live == [], live
+    assert (tmp_path / "rank_0_perf.json").exists() and forge.get("time_s") is None  # written, never read

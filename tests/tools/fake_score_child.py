@@ -73,7 +73,7 @@ for r in range(ranks):
         continue
     for t in range(a.first_trial, a.first_trial + a.trials):
         y = np.arange(12, dtype=np.float32).reshape(3, 4) + t + r
-        if name == "wrong":
+        if name in ("wrong", "wrongcached"):
             y = y * 1.05
         if name == "nan":
             y[0, 0] = np.nan
@@ -81,7 +81,7 @@ for r in range(ranks):
             y = y.reshape(4, 3)
         reps[r].send_array(str(t), 0, y)
     reps[r].send("trials", {"done": a.trials})
-    post = np.arange(12, dtype=np.float32).reshape(3, 4) + (0 if name == "cached" else 100) + r
+    post = np.arange(12, dtype=np.float32).reshape(3, 4) + (0 if name in ("cached", "wrongcached") else 100) + r
     reps[r].send_array("post", 0, post)
     tail = {"calls": 10, "event_s": 1e-3, "device_busy_after_s": 5e-3 if name == "sidestream" else 1e-5}
     reps[r].send("checks", {"replaced": ["torch.cuda.Event.elapsed_time"] if name == "patched" else [],
