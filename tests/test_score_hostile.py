@@ -268,3 +268,46 @@ def test_compare_reports_a_user_sys_exit_as_such(tmp_path, monkeypatch):
     Path("k.py").write_text("import sys\nsys.exit(0)\n")
     with pytest.raises(CompareError, match=r"the user's code called sys.exit\(0\)"):
         run_compare("k.py:f", "k.py:make", topology=probe(replay="h200x1"))
+
+
+def _counted(dram_bytes, seen):
+    from linkroof.profiler.ncu import CounterReport, KernelCount
+
+    def count(spec, inputs, warmup, calls, env):
+        seen.append((spec, inputs, env))
+        k = KernelCount("_Z14softmax_kernelPK6__half", values={
+            "dram_read_bytes": dram_bytes / 2, "dram_write_bytes": dram_bytes / 2, "gpu_time_s": 120e-6,
+            "why:dram_pct": 91.0, "why:sm_pct": 30.0})
+        return CounterReport([k], 1, "Nsight Compute (stand-in), 1 call")
+    return count
+
+
+def test_counters_give_a_floor_of_their_own_and_the_why(tmp_path):
+    """A side-stream candidate timed at 45 us whose kernels ncu counted moving 512 MiB:
+    under the 112 us that takes at the spec's 4.8 TB/s, suspect with the counted basis;
+    the why-sentence of its longest kernel in the feedback; ncu's child ran marked, in a
+    clean environment."""
+    from linkroof.profiler.session import bundled_profile
+
+    seen = []
+    rows = S.score("m:reference", ["m:sidestream", "m:wrong"], "m:inputs", trials=1, command=fake(),
+                   profile=bundled_profile(), counters=True, count=_counted(512 << 20, seen))
+    side, wrong = rows
+    assert side["counted"]["dram_bytes"] == 512 << 20
+    assert side["counted_floor_s"] == pytest.approx((512 << 20) / 4.8e12, rel=0.01)
+    assert "ncu counted (measured)" in side["counted_floor_basis"]
+    assert any("under the physical floor" in r and "ncu counted" in r for r in side["suspect"]["reasons"])
+    assert "memory-bound at the roof" in side["why"] and side["why"] in side["feedback"]
+    assert len(seen) == 1 and seen[0][0] == "m:sidestream"  # the wrong one is not counted
+    env = seen[0][2]
+    assert score_procs.MARK in env and not any(k.startswith("LINKROOF_") and k != score_procs.MARK for k in env)
+    assert "counted" not in wrong
+
+
+def test_counts_that_fit_in_l2_give_no_floor():
+    from linkroof.profiler.session import bundled_profile
+
+    rows = S.score("m:reference", ["m:good"], "m:inputs", trials=1, command=fake(), profile=bundled_profile(),
+                   counters=True, count=_counted(8 << 20, []))
+    assert "counted_floor_s" not in rows[0] and "fit in 2 L2s" in rows[0]["counters_note"]
+    assert "suspect" not in rows[0]

@@ -304,6 +304,9 @@ def _host_verdict(r: Any) -> str | None:
 @click.option("--m", "m", type=click.IntRange(1), default=1024, show_default=True, help="pkb: base shape rows.")
 @click.option("--n", "n", type=click.IntRange(1), default=1024, show_default=True, help="pkb: base shape columns.")
 @click.option("--dtype", default="bfloat16", show_default=True, help="pkb: the inputs' torch dtype.")
+@click.option("--counters", is_flag=True, help="Count each correct one-rank candidate's kernels with Nsight Compute "
+              "afterwards: its DRAM bytes and FLOPs give a physical floor of their own, and its longest kernel a "
+              "why-sentence.")
 @click.option("--max-output-bytes", type=click.IntRange(1), default=4 << 30, show_default=True,
               help="The most one rank's outputs of one trial may hold; a larger output is a failure row.")
 @click.option("--format", "fmt", type=click.Choice(["linkroof", "kernelbench"]), default="linkroof",
@@ -313,7 +316,7 @@ def _host_verdict(r: Any) -> str | None:
 @click.pass_context
 def score(ctx: click.Context, reference: str, candidates: tuple[str, ...], inputs: str, ranks: int, protocol: str,
           trials: int, atol: float, rtol: float, deadline: float, workload: str | None, which: str | None,
-          warmup: int, iters: int, m: int, n: int, dtype: str, max_output_bytes: int, fmt: str,
+          warmup: int, iters: int, m: int, n: int, dtype: str, counters: bool, max_output_bytes: int, fmt: str,
           as_json: bool) -> None:
     """Score candidates (files with solution(*x), as ParallelKernelBench lays them out,
     or MODULE:FUNCTION) against a reference: correct over trials, timed, the speedup,
@@ -339,7 +342,7 @@ def score(ctx: click.Context, reference: str, candidates: tuple[str, ...], input
 
     wl = load_toml(workload) if workload else None
     profile = None
-    if wl is not None:
+    if wl is not None or counters:
         profile, _ = _placement_profile(ctx, which, True, wl)
 
     def emit(row: dict) -> None:
@@ -350,7 +353,7 @@ def score(ctx: click.Context, reference: str, candidates: tuple[str, ...], input
                              f" - {row['feedback']}"))
 
     rows = run_score(reference, list(candidates), inputs, ranks, protocol, trials, atol, rtol, deadline, wl, profile,
-                     warmup, iters, (m, n), dtype, on_row=emit, max_output_bytes=max_output_bytes)
+                     warmup, iters, (m, n), dtype, on_row=emit, max_output_bytes=max_output_bytes, counters=counters)
     if not as_json:
         from ..render import score_view
 

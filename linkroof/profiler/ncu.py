@@ -258,9 +258,11 @@ def child_command(kernel: str, inputs: str, warmup: int, calls: int) -> list[str
 
 
 def count(kernel: str, inputs: str, warmup: int = 3, calls: int = 1, ranks: int = 1,
-          timeout_s: float = TIMEOUT_S) -> CounterReport:
+          timeout_s: float = TIMEOUT_S, env: dict[str, str] | None = None) -> CounterReport:
     """Count the kernels of `calls` calls of `kernel` (after `warmup` calls) in a child
-    process under ncu. Raises CountersUnavailable with the reason where it cannot."""
+    process under ncu (in a session of its own, with `env` where given: score runs a
+    candidate so, marked and in a clean environment). Raises CountersUnavailable with the
+    reason where it cannot."""
     if ranks > 1:
         raise CountersUnavailable(f"not counted: the call runs on {ranks} ranks, and its kernels wait for each "
                                   "other, so ncu would have to replay every rank in lock-step (ncu "
@@ -282,7 +284,8 @@ def count(kernel: str, inputs: str, warmup: int = 3, calls: int = 1, ranks: int 
                "--print-units", "base", "--csv", "--page", "raw", "--metrics", ",".join(sorted(set(metrics.values()))),
                "--log-file", log] + child_command(kernel, inputs, warmup, calls)
         try:
-            run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+            run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env=env,
+                                 start_new_session=True)
         except subprocess.TimeoutExpired:
             raise CountersUnavailable(f"not counted: ncu ran past {timeout_s:.0f} s (each kernel is replayed once "
                                       "per group of counters)") from None

@@ -494,6 +494,8 @@ def feedback(row: dict) -> str:
     top_kernel = _top_kernel(tl, row.get("time_s"))
     if top_kernel:
         parts.append(top_kernel)
+    if row.get("why"):
+        parts.append(row["why"])
     if row.get("link_bytes_per_call") is not None:
         parts.append(f"{row['link_bytes_per_call']:,.0f} NVLink bytes a call (NVML's counters)"
                      + (f", wire efficiency {row['wire_efficiency']:.2f}x: {row['wire_note']}"
@@ -639,22 +641,100 @@ def score_row(ref: RunResult, cand: RunResult, protocol: str, trials: int, atol:
         row["decomposition"] = per["timeline"].get("parts", {})
     if workload is not None and profile is not None and t:
         row.update(_placed(workload, t, profile))
+    if t:
+        row["spread"] = spread(cand, protocol)
     if row["correct"] and t:  # a wrong candidate is wrong: what gamed its timing no longer matters
         found = suspicions(ref, cand, atol, rtol, load)
         if profile is not None:
             floor = physical_floor(workload, t, profile, row.get("link_bytes_per_call"))
             if floor:
                 row["floor_s"], row["floor_basis"] = floor["floor_s"], floor["basis"]
-                margin = spread(cand, protocol)
-                if t * (1 + margin) < floor["floor_s"]:
-                    found.insert(0, (f"measured {t * 1e6:.2f} us, under the physical floor of "
-                                     f"{floor['floor_s'] * 1e6:.2f} us ({floor['basis']}) by more than its "
-                                     f"{margin:.0%} spread", _floor_cause(found)))
-        if found:
-            row["suspect"] = {"reasons": [r for r, _ in found],
-                              "likely_causes": list(dict.fromkeys(c for _, c in found)),
-                              "measured_speedup": row["speedup"]}
-            row["speedup"] = None
+                hit = below_floor(row, t, floor, row["spread"], found)
+                if hit:
+                    found.insert(0, hit)
+        _mark_suspect(row, found)
+    row["feedback"] = feedback(row)
+    return _lead(row)
+
+
+def _mark_suspect(row: dict, found: list[tuple[str, str]]) -> None:
+    """Add what was found to the row's suspicion (reasons, likely causes); a suspect
+    row's speedup moves under `suspect`, never to be ranked."""
+    if not found:
+        return
+    sus = row.setdefault("suspect", {"reasons": [], "likely_causes": [], "measured_speedup": row.get("speedup")})
+    sus["reasons"] += [r for r, _ in found if r not in sus["reasons"]]
+    sus["likely_causes"] = list(dict.fromkeys(sus["likely_causes"] + [c for _, c in found]))
+    if row.get("speedup") is not None:
+        sus["measured_speedup"] = row["speedup"]
+    row["speedup"] = None
+    if row.get("speedup_total_time") is not None:
+        sus["measured_speedup_total_time"] = row.pop("speedup_total_time")
+
+
+def below_floor(row: dict, t: float, floor: dict, margin: float, found: list[tuple[str, str]]) -> \
+        tuple[str, str] | None:
+    """The floor's finding, where the time is under it by more than the spread."""
+    if t * (1 + margin) < floor["floor_s"]:
+        return (f"measured {t * 1e6:.2f} us, under the physical floor of {floor['floor_s'] * 1e6:.2f} us "
+                f"({floor['basis']}) by more than its {margin:.0%} spread", _floor_cause(found))
+    return None
+
+
+COUNTED_OVER_L2 = 2  # counted DRAM bytes give a floor only when they are this many L2s (ncu flushes caches)
+
+
+def with_counters(row: dict, spec: str, inputs: str, profile: Any, margin: float, work_dir: str,
+                  count: Any = None) -> dict:
+    """One correct one-rank candidate's kernels counted by Nsight Compute (in a session
+    of its own, marked, a clean environment, killed whole after): its DRAM bytes, FLOPs
+    and NVLink bytes a call; the why-sentence of its longest kernel; and the physical
+    floor of what it was counted to move (where that is more than COUNTED_OVER_L2 L2s:
+    ncu flushes the caches before each kernel, so smaller counts include bytes a warm
+    timed loop finds in L2)."""
+    from . import ncu
+    from .score_procs import MARK, kill_mark, new_mark
+
+    if not row.get("correct") or row.get("ranks", 1) != 1 or row.get("time_s") is None:
+        return row
+    if inputs.startswith("pkb:"):
+        row["counters_note"] = "not counted: counters need --inputs MODULE:FUNCTION (ncu's child makes the inputs)"
+        return row
+    scratch = tempfile.mkdtemp(prefix="counted-", dir=work_dir)
+    mark = new_mark()
+    try:
+        rep = (count or ncu.count)(Target.of(spec).spec, inputs, warmup=3, calls=1,
+                                   env=clean_env(dict(os.environ), scratch) | {MARK: mark})
+    except ncu.CountersUnavailable as e:
+        row["counters_note"] = str(e)
+        return row
+    finally:
+        kill_mark(mark)
+    from ..roofline.baseline import counted_workload
+    from ..roofline.timeline import short_name, why_text
+
+    per = rep.per_name()
+    totals = ncu.CounterReport.sum_names(per)
+    wl = counted_workload(row["candidate"], totals)
+    row["counted"] = {"dram_bytes": wl.hbm_bytes, "flops": dict(wl.flops), "nvlink_bytes": wl.link_bytes.get("nvlink"),
+                      "kernels": len(per), "how": rep.how}
+    top = max(per, key=lambda k: per[k].get("gpu_time_s", 0.0)) if per else None
+    if top is not None and why_text(per[top]):
+        row["why"] = f"{short_name(top)}: {why_text(per[top])}"
+    t = row["time_s"]
+    if profile is not None:
+        floor = physical_floor(wl, t, profile, None) if wl.hbm_bytes > COUNTED_OVER_L2 * PKB_DEFAULT_L2 or \
+            wl.flops else None
+        if floor is not None:
+            floor["basis"] = floor["basis"].replace("the workload's FLOPs and bytes (stated)",
+                                                    "the FLOPs and DRAM bytes ncu counted (measured)")
+            row["counted_floor_s"], row["counted_floor_basis"] = floor["floor_s"], floor["basis"]
+            hit = below_floor(row, t, floor, margin, [])
+            if hit:
+                _mark_suspect(row, [hit])
+        elif wl.hbm_bytes:
+            row["counters_note"] = (f"no floor from the counts: {wl.hbm_bytes:,.0f} DRAM bytes fit in "
+                                    f"{COUNTED_OVER_L2} L2s, and ncu counts them from a flushed cache")
     row["feedback"] = feedback(row)
     return _lead(row)
 
@@ -842,12 +922,14 @@ def score(reference: str, candidates: Sequence[str], inputs: str, ranks: int = 1
           workload: Any = None, profile: Any = None, warmup: int = PKB_WARMUP, iters: int = PKB_ITERS,
           shape: tuple[int, int] = (1024, 1024), dtype: str = "bfloat16", work_dir: str | None = None,
           on_row: Any = None, command: Any = None, max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
-          validate: bool | None = None) -> list[dict]:
+          validate: bool | None = None, counters: bool = False, count: Any = None) -> list[dict]:
     """Score every candidate against the reference; `on_row` gets each row as it is made.
 
     Everything is checked before any child starts (`validate`; by default unless a
     stand-in `command` resolves the targets itself): options, the reference and the
-    inputs (a ScoreError), each candidate (a failure row, no child started)."""
+    inputs (a ScoreError), each candidate (a failure row, no child started).
+    `counters`: each correct one-rank candidate's kernels counted by Nsight Compute
+    afterwards (with_counters: the counted floor and the why-sentence)."""
     check_options(ranks, trials, atol, rtol, deadline_s, max_output_bytes)
     if validate if validate is not None else command is None:
         problems = [w for w in (check_target(reference), check_inputs(inputs)) if w]
@@ -858,7 +940,9 @@ def score(reference: str, candidates: Sequence[str], inputs: str, ranks: int = 1
         unrunnable = {}
     rows = []
 
-    def emit(row: dict) -> None:
+    def emit(row: dict, spec: str | None = None) -> None:
+        if counters and spec is not None:
+            row = with_counters(row, spec, inputs, profile, row.get("spread", FLOOR_MARGIN), tmp, count)
         rows.append(row)
         if on_row is not None:
             on_row(row)
@@ -874,7 +958,7 @@ def score(reference: str, candidates: Sequence[str], inputs: str, ranks: int = 1
                 continue
             if protocol == "pkb":
                 emit(_pkb_candidate(reference, spec, i, inputs, ranks, trials, atol, rtol, workload, profile, tmp,
-                                    common))
+                                    common), spec)
                 continue
             if ref is None:
                 ref = run_target(Target.of(reference), inputs, ranks, protocol, os.path.join(tmp, "reference"),
@@ -882,7 +966,7 @@ def score(reference: str, candidates: Sequence[str], inputs: str, ranks: int = 1
             time.sleep(PKB_COOLDOWN_S)  # PKB's cool-down between reference and solution
             cand = run_target(Target.of(spec), inputs, ranks, protocol, os.path.join(tmp, f"candidate_{i}"), trials,
                               **common)
-            emit(score_row(ref, cand, protocol, trials, atol, rtol, workload, profile))
+            emit(score_row(ref, cand, protocol, trials, atol, rtol, workload, profile), spec)
     return rows
 
 
@@ -931,6 +1015,7 @@ def _pkb_candidate(reference: str, spec: str, i: int, inputs: str, ranks: int, t
     total = sum(x["reference_wall_time_ms"] for x in timed) / sum(x["wall_time_ms"] for x in timed) if timed else None
     if row.get("suspect"):
         row["suspect"].update(measured_speedup=mean, measured_speedup_total_time=total)
+        row.pop("speedup_total_time", None)
     else:
         row["speedup"], row["speedup_total_time"] = mean, total
     row["feedback"] = feedback(row)
