@@ -729,7 +729,8 @@ def with_counters(row: dict, spec: str, inputs: str, profile: Any, margin: float
             floor["basis"] = floor["basis"].replace("the workload's FLOPs and bytes (stated)",
                                                     "the FLOPs and DRAM bytes ncu counted (measured)")
             row["counted_floor_s"], row["counted_floor_basis"] = floor["floor_s"], floor["basis"]
-            hit = below_floor(row, t, floor, margin, [])
+            known = [("", c) for c in (row.get("suspect") or {}).get("likely_causes", [])]
+            hit = below_floor(row, t, floor, margin, known)
             if hit:
                 _mark_suspect(row, [hit])
         elif wl.hbm_bytes:
