@@ -511,20 +511,21 @@ def trace_view(report: Any) -> Group:
 def score_table(rows: list[dict]) -> Table:
     """`linkroof score`: a row per candidate."""
     tab = Table(title="Candidates", title_justify="left")
-    for col in ("Candidate", "Protocol", "Correct", "Worst abs / rel error", "Time", "Speedup", "Of roofline",
-                "Failure"):
+    for col in ("Candidate", "Of roofline", "Correct", "Time", "Speedup", "Worst abs / rel error", "Protocol",
+                "Failure or suspicion"):
         tab.add_column(col, overflow="fold")
     for r in rows:
         trials = r.get("trials") or []
         err = max((t.get("max_abs_err") or 0.0 for t in trials), default=None)
         rel = max((t.get("max_rel_err") or 0.0 for t in trials), default=None)
-        f = r.get("failure")
-        tab.add_row(clean(r["candidate"]), r["protocol"], "yes" if r.get("correct") else "no",
-                    "-" if err is None else f"{err:.3g} / {rel:.3g}",
-                    format_time(r["time_s"]) if r.get("time_s") else "-",
-                    f"{r['speedup']:.2f}x" if r.get("speedup") else "-",
+        f, sus = r.get("failure"), r.get("suspect")
+        why = f"{f['kind']}: {f['message'][:120]}" if f else \
+            f"suspect ({', '.join(sus['likely_causes'])}), not ranked" if sus else ""
+        tab.add_row(clean(r["candidate"]),
                     f"{r['fraction_of_roofline']:.0%}" if r.get("fraction_of_roofline") is not None else "-",
-                    clean(f"{f['kind']}: {f['message'][:120]}") if f else "")
+                    "yes" if r.get("correct") else "no", format_time(r["time_s"]) if r.get("time_s") else "-",
+                    f"{r['speedup']:.2f}x" if r.get("speedup") else "-",
+                    "-" if err is None else f"{err:.3g} / {rel:.3g}", r["protocol"], clean(why))
     return tab
 
 

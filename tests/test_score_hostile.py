@@ -311,3 +311,67 @@ def test_counts_that_fit_in_l2_give_no_floor():
                    counters=True, count=_counted(8 << 20, []))
     assert "counted_floor_s" not in rows[0] and "fit in 2 L2s" in rows[0]["counters_note"]
     assert "suspect" not in rows[0]
+
+
+# ------------------------------------------------------------------ a fuzz harness
+
+ACTS = ["raises", "escapes", "forgefile", "exit0", "huge", "hangs", "crash", "forge", "daemon", "daemon_clean",
+        "store", "nan", "shape", "wrong", "cached", "sidestream", "patched"]
+FIRST = {"raises": "exception", "escapes": "exception", "forgefile": "crash", "exit0": "exit", "huge": "tampered",
+         "hangs": "hang", "crash": "crash"}  # the stand-in does these in this order, and each ends it
+
+
+def expected(acts):
+    """What the row must say for a stand-in doing `acts` (the order it does them in)."""
+    first = next((a for a in FIRST if a in acts), None)
+    if first:
+        return "failure:" + FIRST[first]
+    if "forge" in acts:
+        return "failure:tampered"
+    if acts & {"nan", "shape", "wrong"}:
+        return "wrong"
+    if acts & {"cached", "sidestream", "patched"}:
+        return "suspect"
+    return "correct"
+
+
+def verdict(row):
+    if row.get("failure"):
+        return "failure:" + row["failure"]["kind"]
+    if row.get("suspect"):
+        return "suspect"
+    return "correct" if row["correct"] else "wrong"
+
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=5, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.sets(st.sampled_from(ACTS), min_size=1, max_size=3), min_size=2, max_size=4, unique_by=frozenset))
+def test_fuzzed_hostile_candidates_each_get_one_honest_row(tmp_path_factory, cands):
+    """Random candidates each doing one to three hostile things at once: one row each, in
+    order, saying what the first decisive thing was; afterwards no process of theirs
+    alive and the store untouched."""
+    work = tmp_path_factory.mktemp("fuzz")
+    store = work / "store.sqlite"
+    store.write_text("a store")
+    names = ["__".join(sorted(c)) for c in cands]
+    old, cwd = os.environ.get("LINKROOF_STORE"), os.getcwd()
+    os.environ["LINKROOF_STORE"] = str(store)
+    os.chdir(work)
+    try:
+        rows = S.score("m:reference", [f"m:{n}" for n in names], "m:inputs", trials=1, deadline_s=3.0,
+                       command=fake(), max_output_bytes=4096)
+    finally:
+        os.chdir(cwd)
+        if old is None:
+            os.environ.pop("LINKROOF_STORE")
+        else:
+            os.environ["LINKROOF_STORE"] = old
+    assert [r["candidate"] for r in rows] == names
+    for c, r in zip(cands, rows):
+        assert verdict(r) == expected(set(c)), (sorted(c), r.get("failure"), r.get("suspect"))
+        if r.get("suspect"):
+            assert r["speedup"] is None and r["suspect"]["measured_speedup"]
+    assert marked() == [] and store.exists()
