@@ -131,6 +131,8 @@ def test_the_cli_runs_merges_and_resumes(manifest, tmp_path, monkeypatch):
      "[[problem]]\nname = \"a\"\nreference = \"m:reference\"\ninputs = \"m:inputs\"\ncandidates = [\"m:slow\"]\n",
      "the name 'a' is used twice"),
     ("[[problem", "not a TOML manifest"),
+    ("[[problem]]\nreference = \"m:reference\"\ninputs = \"m:inputs\"\ncandidates = [\"m:good\"]\ncounters = 1\n",
+     "counters must be true or false"),
 ])
 def test_a_bad_manifest_is_refused_before_any_job(manifest, text, why):
     Path("bad.toml").write_text(text)
@@ -156,3 +158,19 @@ def test_shard_option_and_gpu_pool():
     assert len(waited[0]) == 2
     with pytest.raises(S.ScoreError, match="needs 4 GPUs"):
         pool.take(4)
+
+
+def test_counters_in_a_manifest_count_correct_candidates_on_a_held_gpu(manifest, tmp_path, monkeypatch):
+    counted = []
+
+    def with_counters(row, spec, inputs, profile, margin, work_dir, gpus=None):
+        counted.append((spec, tuple(gpus)))
+        return dict(row, counted={"dram_bytes": 1.0})
+
+    monkeypatch.setattr(S, "with_counters", with_counters)
+    text = Path(manifest).read_text().replace("[defaults]\n", "[defaults]\ncounters = true\n")
+    Path(manifest).write_text(text)
+    rows, _ = B.run_batch(B.load_manifest(manifest), str(tmp_path / "r.jsonl"), ["0"], command=fake())
+    correct = [r for r in rows if r["correct"]]
+    assert len(counted) == len(correct) == 16 and all(g == ("0",) for _, g in counted)
+    assert all(r.get("counted") for r in correct) and not any(r.get("counted") for r in rows if not r["correct"])

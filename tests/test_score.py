@@ -261,3 +261,32 @@ def test_the_total_time_ratio_stands_beside_pkbs_mean_of_ratios(monkeypatch):
     assert row["speedup"] == pytest.approx(5.05) and row["trial_speedups"] == pytest.approx([0.1, 10.0])
     assert row["speedup_total_time"] == pytest.approx(11 / 100.1)
     assert "0.11x the reference by total time over 2 trials, 5.05x as PKB's mean" in row["feedback"]
+
+
+def test_a_call_of_copies_only_is_not_told_no_gpu_work_ran():
+    """A peer memcpy, no kernel: the feedback says its GPU work was a copy, never that
+    nothing ran; a call with nothing at all on the GPU says that."""
+    row = {"correct": True, "protocol": "linkroof", "timeline": {
+        "kernels_per_call": 0, "activities_per_call": 1,
+        "kernels": [{"name": "Memcpy PtoP", "kind": "memcpy", "class": "communication", "launches_per_call": 1,
+                     "time_per_call_s": 80e-6}]}, "decomposition": {"communication (alone)": 83e-6, "idle": 17e-6},
+        "time_s": 100e-6}
+    fb = S.feedback(row)
+    assert "no kernel ran in the call: its GPU work was 1 memcpy operation(s) a call (measured timeline)" in fb
+    assert "nothing ran on the GPU" not in fb and "its longest memcpy: Memcpy PtoP (communication)" in fb
+    row["timeline"] = {"kernels_per_call": 0, "activities_per_call": 0, "kernels": []}
+    assert "nothing ran on the GPU in the call" in S.feedback(row)
+
+
+def test_the_breakdown_comes_from_the_slowest_rank(tmp_path):
+    """Two ranks, rank 1 the slower (1.2x): the row's time and its decomposition are rank 1's."""
+    ref, cand = _result("reference", 100.0), _result("good", 50.0)
+    cand.ranks = ref.ranks = 2
+    cand.perf[0]["timeline"] = {"parts": {"compute (alone)": 50e-6}}
+    cand.perf[1] = {"wall_time_ms": 0.06, "timeline": {"parts": {"idle": 40e-6, "compute (alone)": 20e-6}}}
+    ref.perf[1] = {"wall_time_ms": 0.1}
+    cand.outputs[1] = ref.outputs[1] = cand.outputs[0]
+    row = S.score_row(ref, cand, "pkb", 1, 1e-2, 1e-2, load=lambda p: np.ones(2))
+    assert row["time_s"] == pytest.approx(60e-6) and row["explained_rank"] == 1
+    assert row["decomposition"] == {"idle": 40e-6, "compute (alone)": 20e-6}
+    assert "of rank 1's time: idle 67%, compute (alone) 33%" in row["feedback"]

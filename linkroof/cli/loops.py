@@ -29,7 +29,7 @@ def batch(ctx: click.Context, manifest: str, results: str, gpus: str | None, sha
           as_json: bool) -> None:
     """Score many problems x candidates from a manifest (TOML or JSON: [[problem]] tables
     with reference, inputs, candidates, and optionally ranks, protocol, trials, atol,
-    rtol, deadline, workload, warmup, iters, m, n, dtype; [defaults] for all), running
+    rtol, deadline, workload, warmup, iters, m, n, dtype, counters; [defaults] for all), running
     jobs concurrently across this node's GPUs, each candidate in a fresh, contained
     process as `score` does. Progress and a running summary go to stderr; rows to
     --results as they end. Exit status as score's."""

@@ -60,6 +60,7 @@ class Problem:
     n: int = 1024
     dtype: str = "bfloat16"
     max_output_bytes: int = S.DEFAULT_MAX_OUTPUT_BYTES
+    counters: bool = False  # each correct one-rank candidate counted by Nsight Compute (score --counters)
 
 
 @dataclass(frozen=True)
@@ -157,6 +158,10 @@ def _problem(d: dict, base: Path) -> Problem:
             if not isinstance(d[k], (int, float)) or isinstance(d[k], bool):
                 raise TypeError(f"{k} must be a number")
             kw[k] = float(d[k])
+    if "counters" in d:
+        if not isinstance(d["counters"], bool):
+            raise TypeError("counters must be true or false")
+        kw["counters"] = d["counters"]
     if d.get("protocol", "linkroof") not in ("linkroof", "pkb"):
         raise ValueError("protocol must be linkroof or pkb")
     return Problem(name=d["name"], reference=path(d["reference"]), inputs=path(d["inputs"]) if not
@@ -315,6 +320,13 @@ def run_batch(problems: Sequence[Problem], results: str, gpus: Sequence[Any], sh
             finally:
                 pool.give(got)
             row = S.score_row(ref, cand, p.protocol, p.trials, p.atol, p.rtol, wl, profile)
+        if p.counters and row.get("correct"):
+            held = pool.take(p.ranks)  # counting runs the candidate again: its GPU is held meanwhile
+            try:
+                row = S.with_counters(row, job.candidate, p.inputs, profile, row.get("spread", S.FLOOR_MARGIN), tmp,
+                                      gpus=held)
+            finally:
+                pool.give(held)
         row = {"job": job.key, "problem": p.name, "position": job.position, **row, "gpus": got,
                "reference_gpus": ref_gpus,
                "shard": f"{shard[0]}/{shard[1]}", "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}

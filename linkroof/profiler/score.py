@@ -685,7 +685,7 @@ COUNTED_OVER_L2 = 2  # counted DRAM bytes give a floor only when they are this m
 
 
 def with_counters(row: dict, spec: str, inputs: str, profile: Any, margin: float, work_dir: str,
-                  count: Any = None) -> dict:
+                  count: Any = None, gpus: Sequence[Any] | None = None) -> dict:
     """One correct one-rank candidate's kernels counted by Nsight Compute (in a session
     of its own, marked, a clean environment, killed whole after): its DRAM bytes, FLOPs
     and NVLink bytes a call; the why-sentence of its longest kernel; and the physical
@@ -702,9 +702,11 @@ def with_counters(row: dict, spec: str, inputs: str, profile: Any, margin: float
         return row
     scratch = tempfile.mkdtemp(prefix="counted-", dir=work_dir)
     mark = new_mark()
+    env = clean_env(dict(os.environ), scratch) | {MARK: mark}
+    if gpus is not None:
+        env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpus)
     try:
-        rep = (count or ncu.count)(Target.of(spec).spec, inputs, warmup=3, calls=1,
-                                   env=clean_env(dict(os.environ), scratch) | {MARK: mark})
+        rep = (count or ncu.count)(Target.of(spec).spec, inputs, warmup=3, calls=1, env=env)
     except ncu.CountersUnavailable as e:
         row["counters_note"] = str(e)
         return row

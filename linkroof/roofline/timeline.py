@@ -665,7 +665,6 @@ def flops_text(counters: dict[str, float]) -> str:
 
 
 HOST_BOUND = 0.5  # idle over this share of the call: the host, not the GPU, sets the pace
-LAUNCH_BOUND = HOST_BOUND  # the name older code and tests use
 
 
 def host_cause(t: TimelineSummary, measured_s: float | None = None) -> str | None:
@@ -733,12 +732,6 @@ def host_verdict(t: TimelineSummary, measured_s: float | None = None) -> str | N
                 "host). Fusing the kernels, or capturing the call in a CUDA graph, takes the host out of the loop")
     return (f"host-bound (measured idle): {share}; the launches that ended the idle have no API record, so the "
             "cause is not known")
-
-
-def launch_verdict(t: TimelineSummary, host_s_per_call: float = 0.0, measured_s: float | None = None) -> str | None:
-    """host_verdict under the name older callers use (`host_s_per_call` is not needed:
-    the host's time per launch comes from its API records)."""
-    return host_verdict(t, measured_s)
 
 
 # ------------------------------------------------------------------ recordings
