@@ -344,3 +344,41 @@ def test_topology_figure_with_a_nic_near_a_gpu_not_listed():
     bad = dataclasses.replace(t, nics=tuple(dataclasses.replace(n, nearest_gpu=-1) for n in t.nics))
     fig = F.topology_figure(bad, p)
     assert any("NIC" in str(tr.name) or "NIC" in str(getattr(tr, "text", "")) for tr in fig.data)
+
+
+def test_size_sweeps_are_log_log_grouped_and_say_the_gap():
+    """Bandwidth and busbw by size on log y axes (a call at 3 % of NCCL is 1.5 decades
+    below the curve, visible at any size), one colour and one legend group per mechanism
+    or collective, and each trace collective's median gap to NCCL written on the plot."""
+    from types import SimpleNamespace as NS
+
+    from linkroof.dashboard import figures as F
+    from linkroof.roofline.model import MachineModel
+
+    p = bundled_profile()
+    model = MachineModel.from_profile(p)
+    sweep, coll = F.bandwidth_sweep_figure(model), F.collectives_figure(p, model)
+    for fig in (sweep, coll):
+        assert fig.layout.yaxis.type == "log" and fig.layout.legend.groupclick == "togglegroup"
+        lo, hi = min(y for t in fig.data for y in t.y), max(y for t in fig.data for y in t.y)
+        ticks = list(fig.layout.yaxis.tickvals)
+        assert ticks[0] <= lo and ticks[-1] >= hi  # every point inside the labelled decades
+    groups = {}
+    for t in coll.data:
+        groups.setdefault(t.legendgroup, set()).add(t.line.color)
+    assert "all_reduce" in groups and all(len(c) == 1 for c in groups.values())
+    assert len({next(iter(c)) for c in groups.values()}) == len(groups)
+    assert {t.legendgroup for t in sweep.data} == {"ce", "sm", "tma", "red", "tma_red"}
+
+    def row(size, busbw, frac, group=2):
+        call = NS(busbw=busbw, size_bytes=size, group_size=group, collective="all_reduce", dtype="bf16", rank=0,
+                  duration_s=1e-3)
+        return NS(call=call, fraction_of_nccl=frac)
+
+    report = NS(rows=[row(1 << 20, 2.5e9, 0.03), row(1 << 20, 3e9, 0.04), row(64 << 20, 9e9, 0.035)])
+    fig = F.trace_collectives_figure(report, p, model)
+    assert fig.layout.yaxis.type == "log"
+    said = [a.text for a in fig.layout.annotations if "of NCCL here" in a.text]
+    assert said == ["all_reduce bf16 x2: median 4% of NCCL here"]
+    far = F.trace_collectives_figure(NS(rows=[row(1 << 30, 20e9, None, 64)]), p, model)
+    assert any("no NCCL figure for 64 ranks in this profile" in a.text for a in far.layout.annotations)

@@ -46,6 +46,27 @@ def _flops_tick(v: float) -> str:
     return f"{v:g} FLOP/s"
 
 
+def _gbps_tick(v: float) -> str:
+    return f"{v:g} GB/s" if v >= 1 else f"{v * 1000:g} MB/s"
+
+
+def gbps_axis(values: Sequence[float]) -> dict[str, Any]:
+    """A log axis of GB/s with a labelled tick at each power of ten: a gap of 30x (a call
+    at 3 % of NCCL) is as visible at 64 KiB as at 1 GiB, where a linear axis puts every
+    small size on the axis line (Nsight Systems' and nccl-tests' plots of bandwidth by
+    size are log-log for that reason)."""
+    vals = [v for v in values if v and v > 0]
+    if not vals:
+        return {"type": "log"}
+    return {"type": "log", **_decades(min(vals), max(vals), _gbps_tick)}
+
+
+COLLECTIVE_COLORS = {"all_reduce": "#1f77b4", "all_gather": "#ff7f0e", "reduce_scatter": "#2ca02c",
+                     "all_to_all": "#d62728", "broadcast": "#9467bd", "reduce": "#8c564b", "sendrecv": "#e377c2",
+                     "gather": "#7f7f7f", "scatter": "#bcbd22", "all_to_allv": "#17becf"}
+DTYPE_SYMBOLS = {"": "circle", "bf16": "square", "fp16": "diamond", "fp8": "triangle-up", "int8": "x"}
+
+
 def size_axis(sizes: Sequence[float]) -> dict[str, Any]:
     """A log axis of message sizes with binary tick labels (4 KiB, 1 MiB, 1 GiB) at
     every power of 4 covered, never '1B' for 10^9 bytes."""
@@ -188,6 +209,8 @@ def bandwidth_roofline_figure(model: MachineModel, placements: Sequence[Placemen
 
 MECHANISM_COLORS = {"ce": "#1f77b4", "sm": "#ff7f0e", "tma": "#2ca02c", "red": "#d62728", "tma_red": "#9467bd",
                     "nccl": "#8c564b"}
+MECHANISM_NAMES = {"ce": "copy engine", "sm": "SM loads / stores", "tma": "TMA", "red": "SM reductions",
+                   "tma_red": "TMA reductions"}
 PATTERN_DASH = {"p2p_read": "solid", "p2p_write": "dash", "bidir": "dot"}
 
 
@@ -202,6 +225,7 @@ def bandwidth_sweep_figure(model: MachineModel, pattern: str | None = None) -> g
     page): one colour per mechanism, one dash per direction, a variant (ungated, staged)
     with open markers; each curve's 90 % size marked in its colour."""
     fig = go.Figure()
+    titled: set[str] = set()
     for c in model.curves:
         if (pattern and c.pattern != pattern) or c.link not in ("nvlink", "pcie_peer") or len(c.points) < 4 \
                 or c.mechanism == "nccl":
@@ -209,22 +233,28 @@ def bandwidth_sweep_figure(model: MachineModel, pattern: str | None = None) -> g
         sizes, bws = zip(*c.points)
         name = curve_name(c)
         color = MECHANISM_COLORS.get(c.mechanism, "#7f7f7f")
+        group = {"legendgroup": c.mechanism}  # one click on the group's title toggles a mechanism's curves
+        if c.mechanism not in titled:
+            titled.add(c.mechanism)
+            group["legendgrouptitle_text"] = MECHANISM_NAMES.get(c.mechanism, c.mechanism)
         fig.add_trace(go.Scatter(x=sizes, y=[gbps(b) for b in bws], mode="lines+markers", name=name,
-                                 legendgroup=name, line={"color": color, "dash": PATTERN_DASH.get(c.pattern, "solid")},
+                                 **group, line={"color": color, "dash": PATTERN_DASH.get(c.pattern, "solid")},
                                  marker={"color": color, "size": 5,
                                          "symbol": "circle-open" if c.variant else "circle"},
                                  hovertemplate=f"{name}<br>%{{x}} B: %{{y:.1f}} GB/s<extra></extra>"))
         s90 = c.reaches(0.9)
         if s90:
             fig.add_trace(go.Scatter(x=[s90], y=[gbps(c.at(s90))], mode="markers", showlegend=False,
-                                     legendgroup=name, marker={"symbol": "x", "size": 10, "color": color},
+                                     legendgroup=c.mechanism, marker={"symbol": "x", "size": 10, "color": color},
                                      hovertemplate=f"{name}: 90% of peak at %{{x}} B<extra></extra>"))
     spec = model.find("link:nvlink", "spec")
     if spec is not None and known(spec.value):
         fig.add_hline(y=gbps(spec.value), line_dash="dash", annotation_text=f"NVLink spec {_gb(spec.value)}")
     fig.update_xaxes(title="message size", **size_axis([x for t in fig.data for x in (t.x or ()) if x]))
-    fig.update_yaxes(title="GB/s")
-    fig.update_layout(title="Bandwidth by message size and mechanism", template="plotly_white", height=500)
+    fig.update_yaxes(title="GB/s", **gbps_axis([y for t in fig.data for y in (t.y or ())]
+                                               + ([gbps(spec.value)] if spec is not None and known(spec.value) else [])))
+    fig.update_layout(title="Bandwidth by message size and mechanism (log-log)", template="plotly_white", height=500,
+                      legend={"groupclick": "togglegroup"})
     return fig
 
 
@@ -490,20 +520,30 @@ def collectives_figure(profile, model: MachineModel | None = None) -> go.Figure:
         source = m.source + (", graph" if m.source != "linkroof" and m.spec.params.get("timing") == "device" else "")
         if bw == bw:
             series.setdefault((m.spec.pattern, dtype, source), {})[m.spec.message_bytes] = gbps(bw)
+    titled: set[str] = set()
     for (coll, dtype, source), pts in sorted(series.items()):
         xs = sorted(pts)
+        color = COLLECTIVE_COLORS.get(coll, "#7f7f7f")
+        group = {"legendgroup": coll}  # a collective's data types and sources toggle together
+        if coll not in titled:
+            titled.add(coll)
+            group["legendgrouptitle_text"] = coll
         fig.add_trace(go.Scatter(x=xs, y=[pts[x] for x in xs], mode="lines+markers",
-                                 name=f"{coll}{' ' + dtype if dtype else ''} ({source})",
-                                 line={"dash": "dash" if source != "linkroof" else "solid"}))
+                                 name=f"{coll}{' ' + dtype if dtype else ''} ({source})", **group,
+                                 line={"dash": "dash" if source != "linkroof" else "solid", "color": color},
+                                 marker={"color": color, "symbol": DTYPE_SYMBOLS.get(dtype, "circle-open"), "size": 5}))
     if model is not None:
         for kind in ("spec", "measured"):
             r = model.find("link:nvlink", kind)
             if r is not None:
                 fig.add_hline(y=gbps(r.value), line_dash=DASH[kind],
                               annotation_text=f"NVLink {kind} {r.mechanism} {_gb(r.value)}")
+    roofs = [gbps(r.value) for kind in ("spec", "measured") if model is not None
+             for r in [model.find("link:nvlink", kind)] if r is not None and known(r.value)]
     fig.update_xaxes(title="message size", **size_axis([x for t in fig.data for x in (t.x or ()) if x]))
-    fig.update_yaxes(title="bus bandwidth (GB/s)")
-    fig.update_layout(title="Collectives: bus bandwidth by size", template="plotly_white", height=480)
+    fig.update_yaxes(title="bus bandwidth (GB/s)", **gbps_axis([y for t in fig.data for y in (t.y or ())] + roofs))
+    fig.update_layout(title="Collectives: bus bandwidth by size (log-log)", template="plotly_white", height=480,
+                      legend={"groupclick": "togglegroup"})
     return fig
 
 
@@ -715,6 +755,15 @@ def trace_collectives_figure(report: Any, profile: Any, model: MachineModel | No
             by.setdefault(f"{r.call.collective} {r.call.dtype} x{r.call.group_size}", []).append(r)
     many = sum(len(v) for v in by.values()) > TRACE_CALLS_DRAWN
     for name, rows in sorted(by.items()):
+        color = COLLECTIVE_COLORS.get(rows[0].call.collective, "#7f7f7f")
+        fr = sorted(r.fraction_of_nccl for r in rows if r.fraction_of_nccl)
+        mid = sorted(rows, key=lambda r: r.call.size_bytes)[len(rows) // 2]
+        # where the user's calls sit, the gap said on the plot (or why there is none to say)
+        said = f"{name}: median {fr[len(fr) // 2]:.0%} of NCCL here" if fr else \
+            f"{name}: no NCCL figure for {mid.call.group_size} ranks in this profile"
+        fig.add_annotation(x=math.log10(mid.call.size_bytes), y=math.log10(gbps(mid.call.busbw)), text=said,
+                           showarrow=True, arrowhead=2, ax=-60, ay=-40, font={"color": color},
+                           bgcolor="rgba(255,255,255,0.85)")
         if many:  # one marker per size: the median call, the 10th to 90th percentile as a bar, the count
             sizes: dict[int, list[Any]] = {}
             for r in rows:
@@ -728,16 +777,19 @@ def trace_collectives_figure(report: Any, profile: Any, model: MachineModel | No
                 text.append(f"{len(rs)} calls; median {med:.1f} GB/s (10th-90th: {p10:.1f}-{p90:.1f})"
                             + (f", median {fr[len(fr) // 2]:.0%} of NCCL here" if fr else ""))
             fig.add_trace(go.Scatter(x=xs, y=ys, mode="markers", name=f"trace: {name} (median per size)",
-                                     marker={"symbol": "diamond", "size": 10},
+                                     marker={"symbol": "diamond", "size": 10, "color": color,
+                                             "line": {"color": "black", "width": 1}},
                                      error_y={"type": "data", "symmetric": False, "array": hi, "arrayminus": lo},
                                      customdata=text, hovertemplate="%{x} B: %{customdata}<extra></extra>"))
             continue
         fig.add_trace(go.Scatter(
             x=[r.call.size_bytes for r in rows], y=[gbps(r.call.busbw) for r in rows], mode="markers",
-            name=f"trace: {name}", marker={"symbol": "diamond", "size": 10},
+            name=f"trace: {name}", marker={"symbol": "diamond", "size": 10, "color": color,
+                                           "line": {"color": "black", "width": 1}},
             customdata=[f"rank {r.call.rank}, {r.call.duration_s * 1e6:.1f} us"
                         + (f", {r.fraction_of_nccl:.0%} of NCCL here" if r.fraction_of_nccl else "") for r in rows],
             hovertemplate="%{x} B: %{y:.1f} GB/s<br>%{customdata}<extra></extra>"))
     fig.update_xaxes(title="message size", **size_axis([x for t in fig.data for x in (t.x or ()) if x]))
-    fig.update_layout(title="The trace's collectives over this machine's NCCL (bus bandwidth by size)")
+    fig.update_yaxes(**gbps_axis([y for t in fig.data for y in (t.y or ())]))
+    fig.update_layout(title="The trace's collectives over this machine's NCCL (bus bandwidth by size, log-log)")
     return fig
