@@ -32,8 +32,27 @@ class Table(RichTable):
     Every table linkroof prints is one (profile ids, labels, hostnames and imported names
     reach the terminal through them)."""
 
-    def __init__(self, *args: Any, title: Any = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, title: Any = None, drop: tuple[str, ...] = (), **kwargs: Any) -> None:
         super().__init__(*args, title=Text(clean(title)) if isinstance(title, str) else title, **kwargs)
+        self.drop = drop  # detail columns, in the order they are left out when the terminal is too narrow
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        """Where the table cannot fit the width without squeezing a column below its
+        longest word, its detail columns are left out in their stated order (never the
+        key or the figures), and a line says which and how to see them."""
+        import copy
+
+        table, dropped = self, []
+        for name in self.drop:
+            if table.__rich_measure__(console, options).minimum <= options.max_width:
+                break
+            table = copy.copy(table)
+            table.columns = [c for c in table.columns if c.header != name]
+            dropped.append(name)
+        yield from RichTable.__rich_console__(table, console, options)
+        if dropped:
+            yield Text(f"(at {options.max_width} columns, left out: {', '.join(dropped)}; --width 200 or --json "
+                       "shows them)", style="dim")
 
     def add_row(self, *cells: Any, **kwargs: Any) -> None:  # type: ignore[override]
         super().add_row(*(Text(clean(c)) if isinstance(c, str) else c for c in cells), **kwargs)
@@ -239,9 +258,11 @@ def roofs_table(model: Any, profile: Profile) -> Group:
             return "N/A"
         return format_flops(r.value) if r.unit == "FLOP/s" else format_rate(r.value)
 
-    t = Table(title=f"Roofline ceilings: {model.gpu_name} (profile {profile.id})", title_justify="left")
+    t = Table(title=f"Roofline ceilings: {model.gpu_name} (profile {profile.id})", title_justify="left",
+              drop=("Flags", "Basis of the measured figure"))
     for col in ("Resource", "Spec", "Measured", "Mechanism", "Measured / spec", "Basis of the measured figure", "Flags"):
-        t.add_column(col)
+        # the key and the figures keep their text whole in a narrow terminal; the rest wraps, the details go first
+        t.add_column(col, no_wrap=col in ("Resource", "Spec", "Measured", "Measured / spec"), overflow="fold")
     resources = list(dict.fromkeys(r.resource for r in model.roofs))
     for res in resources:
         spec = model.find(res, "spec")

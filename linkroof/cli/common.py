@@ -38,10 +38,28 @@ class Group(click.Group):
             raise UserError("interrupted", 130) from None
 
 
+PIPE_WIDTH = 160  # piped output with no COLUMNS and no --width
+
+
+def width() -> int | None:
+    """The width tables are laid out for: --width, else $COLUMNS, else the terminal's
+    (None: rich asks it), else PIPE_WIDTH for piped output."""
+    import os
+
+    ctx = click.get_current_context(silent=True)
+    given = ctx.find_root().obj.get("width") if ctx is not None and isinstance(ctx.find_root().obj, dict) else None
+    if given:
+        return int(given)
+    env = os.environ.get("COLUMNS", "").strip()
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    return None if sys.stdout.isatty() else PIPE_WIDTH
+
+
 def _console(err: bool = False) -> Any:
     from rich.console import Console
 
-    return Console(stderr=err, soft_wrap=False, width=None if sys.stdout.isatty() else 160)
+    return Console(stderr=err, soft_wrap=False, width=width())
 
 
 def _warn(text: str) -> None:
@@ -88,8 +106,11 @@ def _store(ctx: click.Context) -> Any:
 @click.version_option(__version__, prog_name="linkroof")
 @click.option("--store", type=click.Path(dir_okay=False), envvar="LINKROOF_STORE", default=None,
               help="SQLite file of saved profiles (default: $LINKROOF_STORE, else your data directory).")
+@click.option("--width", type=click.IntRange(40, 1000), default=None, metavar="COLUMNS",
+              help="Lay tables out for this many columns (default: $COLUMNS, else the terminal's, else 160 when "
+                   "piped).")
 @click.pass_context
-def cli(ctx: click.Context, store: str | None) -> None:
+def cli(ctx: click.Context, store: str | None, width: int | None) -> None:
     """linkroof: what your multi-GPU machine's links deliver, by which mechanism, and how
     close your kernels come to it.
 
@@ -108,6 +129,7 @@ def cli(ctx: click.Context, store: str | None) -> None:
     """
     ctx.ensure_object(dict)
     ctx.obj["store"] = store
+    ctx.obj["width"] = width
     _HERE.clear()  # this machine is probed afresh by each command
 
 

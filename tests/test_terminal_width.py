@@ -1,0 +1,35 @@
+"""Tables at 80, 100 and 200 columns: never wider than asked, the key and the figures
+whole, the detail columns left out in their stated order with a line saying so; piped
+output honours $COLUMNS and --width."""
+
+import pytest
+from click.testing import CliRunner
+
+from linkroof.cli import cli
+
+
+def lines(args, env=None):
+    res = CliRunner().invoke(cli, args, env=env or {})
+    assert res.exit_code == 0, res.output
+    return [line.rstrip() for line in res.stdout.splitlines()]
+
+
+@pytest.mark.parametrize("width", [80, 100, 200])
+def test_roofline_fits_the_width_and_keeps_its_key(width):
+    out = lines(["--width", str(width), "roofline", "--profile", "reference"])
+    assert max(len(x) for x in out) <= width
+    text = "\n".join(out)
+    for key in ("compute:fp64", "compute:bf16", "link:nvlink", "851.3 TFLOP/s", "4510.3 GB/s"):
+        assert key in text, (width, key)
+    left = [x for x in out if "left out" in x]
+    if width == 80:
+        assert "left out: Flags, Basis of the measured figure" in left[0]
+    elif width == 200:
+        assert not left and "Basis of the measured figure" in text
+
+
+def test_piped_output_honours_columns():
+    out = lines(["roofline", "--profile", "reference"], env={"COLUMNS": "100"})
+    assert max(len(x) for x in out) <= 100
+    wide = lines(["roofline", "--profile", "reference"], env={"COLUMNS": "300"})
+    assert max(len(x) for x in wide) > 200
