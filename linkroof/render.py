@@ -282,10 +282,11 @@ def roofs_table(model: Any, profile: Profile) -> Group:
 
 
 def placements_table(placements: list[Any]) -> Table:
-    t = Table(title="Placement", title_justify="left")
+    t = Table(title="Placement", title_justify="left",
+              drop=("Terms", "Flags", "Ceilings", "Bandwidth-only bound", "Cost-model bound"))
     for col in ("Workload", "Ceilings", "Measured", "Bandwidth-only bound", "Limiter", "Fraction of roofline",
                 "Cost-model bound", "Fraction of cost bound", "Terms", "Flags"):
-        t.add_column(col)
+        t.add_column(col, no_wrap=col in ("Measured", "Fraction of roofline", "Fraction of cost bound"))
     for p in placements:
         cost = format_time(p.cost_bound_s) if p.cost_bound_s else "-"
         frac = f"{p.fraction_of_cost_bound:.1%}" if p.cost_bound_s else "-"
@@ -485,10 +486,12 @@ def trace_view(report: Any) -> Group:
     """`linkroof trace`: each collective call with what this machine does at its size,
     each step's GPU time by class with communication overlapped and exposed, and the
     ranks matched (several files of one job)."""
-    tab = Table(title="Collectives (sizes in nccl-tests' convention)", title_justify="left")
+    tab = Table(title="Collectives (sizes in nccl-tests' convention)", title_justify="left",
+                drop=("Facts from", "algbw", "Bound", "of bound", "Exposed", "Type", "Group (from)", "NCCL here"))
     for col in ("Rank", "Collective", "Type", "Size", "Group (from)", "Time", "algbw", "busbw", "NCCL here",
                 "of NCCL", "Bound", "of bound", "Exposed", "Facts from"):
-        tab.add_column(col, overflow="fold")
+        tab.add_column(col, overflow="fold", no_wrap=col in ("Rank", "Collective", "Size", "Time", "busbw",
+                                                              "of NCCL"))
     for r in report.rows[:200]:
         c = r.call
         tab.add_row(_opt(c.rank, str), c.collective or "unknown", c.dtype or "unknown",
@@ -531,10 +534,10 @@ def trace_view(report: Any) -> Group:
 
 def score_table(rows: list[dict]) -> Table:
     """`linkroof score`: a row per candidate."""
-    tab = Table(title="Candidates", title_justify="left")
+    tab = Table(title="Candidates", title_justify="left", drop=("Protocol", "Worst abs / rel error"))
     for col in ("Candidate", "Of roofline", "Correct", "Time", "Speedup", "Worst abs / rel error", "Protocol",
                 "Failure or suspicion"):
-        tab.add_column(col, overflow="fold")
+        tab.add_column(col, overflow="fold", no_wrap=col in ("Of roofline", "Correct", "Time", "Speedup"))
     for r in rows:
         trials = r.get("trials") or []
         err = max((t.get("max_abs_err") or 0.0 for t in trials), default=None)

@@ -33,3 +33,24 @@ def test_piped_output_honours_columns():
     assert max(len(x) for x in out) <= 100
     wide = lines(["roofline", "--profile", "reference"], env={"COLUMNS": "300"})
     assert max(len(x) for x in wide) > 200
+
+
+@pytest.mark.parametrize("width", [80, 100, 200])
+def test_the_trace_table_keeps_the_call_and_its_figures(width, tmp_path):
+    out = lines(["--store", str(tmp_path / "s.sqlite"), "--width", str(width), "trace", "--profile", "reference",
+                 "--no-save", "tests/data/traces/hta_sampled_rank0.json.gz"])
+    assert max(len(x) for x in out) <= width
+    import re
+
+    rows = [x for x in out if re.match(r"│ \d+ +│ all_", x)]  # a call's first line (not its details' wraps)
+    whole = (r"│ all_[a-z_]+ +│", r"│ ([\d.]+ [KMG]i?B|unknown) +│", r"│ [\d.]+ [mu]?s +│")  # name, size, time whole
+    assert rows and all(re.search(w, x) for x in rows for w in whole), rows[:2]
+    if width < 200:
+        assert any("left out: Facts from" in x for x in out)
+
+
+def test_placement_table_at_100_columns():
+    out = lines(["--width", "100", "roofline", "--profile", "reference", "--workload", "examples/layernorm.toml",
+                 "--time", "300us"])
+    assert max(len(x) for x in out) <= 100
+    assert any("left out: Terms" in x for x in out) and any("layernorm 32768x8192 bf16" in x for x in out)
