@@ -610,3 +610,13 @@ def telemetry_view(report: Any) -> Group:
         parts.append(pn)
     parts += [Text(clean(w), style="yellow") for w in report.warnings]
     return Group(*parts)
+
+
+def summary_screen(profile: Profile) -> Group:
+    """What `linkroof run` shows before the dashboard's URL: the machine and its headline
+    figures in a screen (the brief `export` writes), not the full tables."""
+    from .roofline.export import brief, facts
+
+    lines = brief(profile, facts(profile)).splitlines()
+    body = [x for x in lines if not x.startswith("  ") and not x.startswith("(more")][:12]
+    return Group(Text(clean(f"linkroof profile {profile.id}"), style="bold"), *(Text(clean(x)) for x in body))

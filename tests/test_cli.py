@@ -320,3 +320,29 @@ def test_another_machines_profile_says_so_everywhere(runner, no_gpu, store_path,
         dataclasses.replace(t, source="nvml") for t in ref.topologies))
     assert provenance(mine, mine.topology) is None and "another machine" in provenance(
         mine, dataclasses.replace(mine.topology, gpus=mine.topology.gpus[:1]))
+
+
+def test_run_serving_prints_a_screen_then_the_url_on_a_production_server(runner, no_gpu, store_path, monkeypatch):
+    """`run` with the dashboard: a summary screen (the machine and its headline figures),
+    then the URL, served by waitress (no development-server warning); --debug keeps
+    Dash's own reloading server."""
+    import waitress
+
+    from linkroof.dashboard import app as A
+
+    served = []
+    monkeypatch.setattr(waitress, "serve", lambda app, host, port, threads: served.append((host, port, threads)))
+    res = runner.invoke(cli, ["run", "--dashboard"])
+    assert res.exit_code == 0, res.output
+    out = res.stdout.splitlines()
+    assert len(out) < 25 and "HBM: 4510.3 GB/s" in res.stdout and "NVLink per GPU" in res.stdout
+    assert "Measurements" not in res.stdout and "Dashboard on http://127.0.0.1:8050/" in res.stderr
+    assert served == [("127.0.0.1", 8050, 8)]
+    debug = []
+
+    class Fake:
+        def run(self, **kw):
+            debug.append(kw)
+
+    A.serve(Fake(), "127.0.0.1", 9000, debug=True)
+    assert debug == [{"host": "127.0.0.1", "port": 9000, "debug": True}]

@@ -98,25 +98,30 @@ def run(ctx: click.Context, as_json: bool, no_save: bool, label: str | None, no_
 
         # what is printed says what it is (the stored copy stays the bundled document)
         _echo_json(dumps(dataclasses.replace(profile, notes=profile.notes + (fallback,)) if fallback else profile))
-    else:
-        from ..render import bench_summary, topology_view
+    if serve is None:
+        serve = sys.stdin.isatty() and sys.stdout.isatty()
+    if not as_json:
+        from ..render import bench_summary, summary_screen, topology_view
 
-        _console().print(topology_view(profile.topology))
-        if profile.measurements:
-            _console().print(bench_summary(profile))
+        if serve:  # a screen the URL follows, not hundreds of lines above it
+            _console().print(summary_screen(profile))
+        else:
+            _console().print(topology_view(profile.topology))
+            if profile.measurements:
+                _console().print(bench_summary(profile))
         if fallback:
             _warn(fallback)  # once more under the tables, where a reader ends up
     if saved_to:
         click.echo(f"Saved profile {profile.id} to {saved_to}", err=True)
     if as_json:
         return
-    if serve is None:
-        serve = sys.stdin.isatty() and sys.stdout.isatty()
     if serve:
         from ..dashboard.app import create_app
+        from ..dashboard.app import serve as serve_app
 
-        click.echo(f"Dashboard on http://127.0.0.1:{port}/  (Ctrl-C to stop)", err=True)
-        create_app(ctx.obj.get("store"), profile, here=_probe_here()).run(host="127.0.0.1", port=port)
+        click.echo(f"Dashboard on http://127.0.0.1:{port}/  (Ctrl-C to stop; the full tables: linkroof runs show "
+                   f"{profile.id})", err=True)
+        serve_app(create_app(ctx.obj.get("store"), profile, here=_probe_here()), "127.0.0.1", port)
     else:
         from ..dashboard.report import report_html
 

@@ -20,7 +20,7 @@ from .common import PROFILE_HELP, UserError, _banner, _load_profile, _probe_here
 def dashboard(ctx: click.Context, which: str | None, host: str, port: int, debug: bool,
               trace_files: tuple[str, ...]) -> None:
     """Serve the dashboard: overview, topology, bandwidth, collectives, roofline, trace, runs."""
-    from ..dashboard.app import create_app
+    from ..dashboard.app import create_app, serve
     from ..readers.traces import read_job
 
     traces = read_job(list(trace_files)) if trace_files else None
@@ -30,7 +30,7 @@ def dashboard(ctx: click.Context, which: str | None, host: str, port: int, debug
                     "can read and add profiles.",)
     app = create_app(ctx.obj.get("store"), profile, here=_probe_here(), traces=traces)
     click.echo(f"linkroof dashboard on http://{host}:{port}/  (Ctrl-C to stop)", err=True)
-    app.run(host=host, port=port, debug=debug)
+    serve(app, host, port, debug)
 
 
 @cli.command()

@@ -832,3 +832,18 @@ def create_app(store_path: str | None = None, profile: Profile | None = None, he
     _refuse_unknown_requests(app)
     app.linkroof_data = data  # for tests
     return app
+
+
+def serve(app: Any, host: str, port: int, debug: bool = False) -> None:
+    """Serve the dashboard with waitress, a production WSGI server (Flask's development
+    server warns, in red, that it is not one); --debug keeps Dash's own server, which
+    reloads on code changes."""
+    if debug:
+        app.run(host=host, port=port, debug=True)
+        return
+    import logging
+
+    from waitress import serve as waitress_serve
+
+    logging.getLogger("waitress").setLevel(logging.WARNING)  # the URL is said once, by linkroof
+    waitress_serve(app.server, host=host, port=port, threads=8)
