@@ -160,7 +160,7 @@ def test_dashboard_warns_off_loopback(monkeypatch, tmp_path):
     from linkroof.cli import cli
 
     served = {}
-    monkeypatch.setattr("dash.Dash.run", lambda self, host, port, debug=False: served.update(host=host, port=port))
+    monkeypatch.setattr("waitress.serve", lambda app, host, port, threads: served.update(host=host, port=port))
     res = CliRunner().invoke(cli, ["--store", str(tmp_path / "s.sqlite"), "dashboard", "--host", "0.0.0.0",
                                    "--port", "8123"])
     assert res.exit_code == 0 and "has no login" in res.output and served == {"host": "0.0.0.0", "port": 8123}
@@ -382,3 +382,21 @@ def test_size_sweeps_are_log_log_grouped_and_say_the_gap():
     assert said == ["all_reduce bf16 x2: median 4% of NCCL here"]
     far = F.trace_collectives_figure(NS(rows=[row(1 << 30, 20e9, None, 64)]), p, model)
     assert any("no NCCL figure for 64 ranks in this profile" in a.text for a in far.layout.annotations)
+
+
+def test_grids_are_key_first_with_a_working_page_size_selector():
+    """The identifying column first and pinned, details (basis, notes, flags, how,
+    source) last and wrapped within 320 px, the grid's page size among the selector's
+    choices (AG Grid shows a blank selector otherwise)."""
+    from linkroof.dashboard import app as A
+
+    rows = [{"gpu": 0, "basis": "x" * 200, "bandwidth": "400 GB/s", "flags": "", "verdict": "ok", "how": "ce"}]
+    grid = A._table(rows * 20, "t", page_size=15)
+    cols = grid.columnDefs
+    assert [c["field"] for c in cols] == ["gpu", "bandwidth", "verdict", "basis", "flags", "how"]
+    assert cols[0]["pinned"] == "left" and all(c.get("maxWidth") == 320 and c["wrapText"] for c in cols[3:])
+    assert 15 in grid.dashGridOptions["paginationPageSizeSelector"]
+    data = A.Data(None)
+    many = A._paged_table([{"rank": i, "note": "n", "busbw": 1.0} for i in range(A.PAGED_OVER + 1)], "p", data)
+    assert [c["field"] for c in many.columnDefs] == ["rank", "busbw", "note"]
+    assert 15 in many.dashGridOptions["paginationPageSizeSelector"]

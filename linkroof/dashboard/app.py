@@ -223,10 +223,11 @@ def _paged_table(rows: Any, tid: str, data: Data, page_size: int = 15) -> Any:
     import dash_ag_grid as dag
 
     data.paged[tid] = rows
-    cols = [{"field": k, "headerName": k.replace("_", " ")} for k in rows[0]]
+    cols = [{k: v for k, v in c.items() if k != "autoHeight"} for c in column_defs(rows[0])]  # rows of one height here
     return dag.AgGrid(id=tid, columnDefs=cols, rowModelType="infinite", columnSize="autoSize",
                       defaultColDef={"sortable": True, "filter": False, "resizable": True, "cellDataType": False},
                       dashGridOptions={"pagination": True, "paginationPageSize": page_size,
+                                       "paginationPageSizeSelector": page_sizes(page_size),
                                        "cacheBlockSize": page_size * 4, "maxBlocksInCache": 20, "rowBuffer": 0,
                                        "domLayout": "autoHeight", "suppressFieldDotNotation": True},
                       style={"width": "100%"})
@@ -279,17 +280,49 @@ def trace_zoom(relayout: Any, pid: Any, data: Data) -> Any:
     return F.trace_timeline_figure(report, window)
 
 
+DETAIL_WORDS = ("basis", "note", "notes", "flags", "how", "source", "facts", "why", "warnings", "path", "what")
+DETAIL_WIDTH = 320  # px: a detail column wraps inside this, so the key and the figures fit a 1280 px page
+
+
+def column_defs(keys: Any) -> list[dict]:
+    """The grid's columns key first: the identifying column (pinned left, so it stays in
+    view when the grid scrolls), then the figures and verdicts as the rows give them, the
+    details (basis, notes, flags, how, source...) last, each wrapped within DETAIL_WIDTH."""
+    keys = list(keys)
+
+    def detail(k: str) -> bool:
+        return any(w in k.lower().replace("_", " ").split() for w in DETAIL_WORDS)
+
+    ordered = [k for k in keys if not detail(k)] + [k for k in keys if detail(k)]
+    cols = []
+    for i, k in enumerate(ordered):
+        c: dict[str, Any] = {"field": k, "headerName": k.replace("_", " ")}
+        if i == 0:
+            c["pinned"] = "left"
+        if detail(k):
+            c.update(maxWidth=DETAIL_WIDTH, wrapText=True, autoHeight=True)
+        cols.append(c)
+    return cols
+
+
+def page_sizes(page_size: int) -> list[int]:
+    """The page-size selector's choices: the grid's own size among them (AG Grid shows a
+    blank selector when it is not)."""
+    return sorted({page_size, 50, 100, 500})
+
+
 def _table(rows: list[dict], tid: str | None = None, page_size: int = 15) -> Any:
     """A sortable, filterable grid (dash-ag-grid) of plain rows, each cell shown as given
     (no type inferred from the first row: a column of numbers with an empty cell would
     read "Invalid Number" there)."""
     import dash_ag_grid as dag
 
-    cols = [{"field": k, "headerName": k.replace("_", " ")} for k in (rows[0].keys() if rows else [])]
+    cols = column_defs(rows[0].keys() if rows else [])
     kwargs = {"id": tid} if tid else {}
     return dag.AgGrid(rowData=rows, columnDefs=cols, columnSize="autoSize",
                       defaultColDef={"sortable": True, "filter": True, "resizable": True, "cellDataType": False},
                       dashGridOptions={"pagination": len(rows) > page_size, "paginationPageSize": page_size,
+                                       "paginationPageSizeSelector": page_sizes(page_size),
                                        "domLayout": "autoHeight", "suppressFieldDotNotation": True},
                       style={"width": "100%"}, **kwargs)
 
