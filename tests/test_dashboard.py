@@ -400,3 +400,13 @@ def test_grids_are_key_first_with_a_working_page_size_selector():
     many = A._paged_table([{"rank": i, "note": "n", "busbw": 1.0} for i in range(A.PAGED_OVER + 1)], "p", data)
     assert [c["field"] for c in many.columnDefs] == ["rank", "busbw", "note"]
     assert 15 in many.dashGridOptions["paginationPageSizeSelector"]
+
+
+def test_a_trace_call_row_leads_with_the_call_its_figures_and_its_gap():
+    from linkroof.dashboard import app as A
+    from linkroof.profiler.session import bundled_profile
+    from linkroof.readers.traces import analyze_job
+
+    rep = analyze_job(["tests/data/traces/hta_sampled_rank0.json.gz"], bundled_profile())
+    row = A._call_row(next(r for r in rep.rows if r.call.busbw))
+    assert list(row)[:5] == ["rank", "collective", "size_bytes", "duration_us", "busbw_GBps"]

@@ -548,7 +548,12 @@ def _call_row(r: Any) -> dict:
         if row.get(key) is not None:
             row[key] = round(row[key], 3)
     row["notes"] = "; ".join(r.call.notes)
-    return row
+    first = [k for k in CALL_KEYS_FIRST if k in row]  # the call, its figures, its gap; details after
+    return {**{k: row[k] for k in first}, **{k: v for k, v in row.items() if k not in first}}
+
+
+CALL_KEYS_FIRST = ("rank", "collective", "size_bytes", "duration_us", "busbw_GBps", "nccl_us", "fraction_of_nccl",
+                   "bound_us", "fraction_of_bound", "exposed_us", "wait_s")
 
 
 def _step_row(s: Any, saved: tuple[float, float]) -> dict:
