@@ -410,3 +410,29 @@ def test_a_trace_call_row_leads_with_the_call_its_figures_and_its_gap():
     rep = analyze_job(["tests/data/traces/hta_sampled_rank0.json.gz"], bundled_profile())
     row = A._call_row(next(r for r in rep.rows if r.call.busbw))
     assert list(row)[:5] == ["rank", "collective", "size_bytes", "duration_us", "busbw_GBps"]
+
+
+def test_the_hbm_roofline_places_every_kernel_as_a_dot():
+    """A GEMM and a layer norm placed on the bundled H200 profile: dots at their FLOP per
+    HBM byte and achieved FLOP/s, the longer call the bigger dot, coloured by limiter;
+    the HBM roofs (measured and spec) and the compute roofs named on the plot."""
+    from linkroof.dashboard import figures as F
+    from linkroof.roofline.model import MachineModel
+    from linkroof.roofline.place import place
+    from linkroof.schema import Workload
+
+    model = MachineModel.from_profile(bundled_profile())
+    gemm = place(Workload(name="gemm 8192^3 bf16", flops={"bf16": 2 * 8192 ** 3}, hbm_bytes=3 * 8192 ** 2 * 2),
+                 1.6e-3, model)
+    norm = place(Workload(name="layernorm", flops={"fp32": 8 * 32768 * 8192}, hbm_bytes=1 << 30), 300e-6, model)
+    fig = F.hbm_roofline_figure(model, [gemm, norm])
+    dots = {t.name: t for t in fig.data if t.name.startswith("placed")}
+    assert set(dots) == {"placed: compute-bound", "placed: memory-bound"}
+    g, n = dots["placed: compute-bound"], dots["placed: memory-bound"]
+    assert g.x[0] == pytest.approx(2 * 8192 ** 3 / (3 * 8192 ** 2 * 2)) and g.y[0] == pytest.approx(2 * 8192 ** 3 / 1.6e-3)
+    assert g.marker.size[0] > n.marker.size[0]  # 1.6 ms against 0.3 ms
+    assert "of the roofline" in g.customdata[0] and "limiter compute" in g.customdata[0]
+    said = " ".join(a.text for a in fig.layout.annotations)
+    assert "HBM measured 4510.3 GB/s" in said and "bf16 851 / fp16 814 TFLOP/s (measured)" in said
+    assert any(t.name == "bf16 spec" and t.line.dash == "dash" for t in fig.data)
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"

@@ -486,7 +486,11 @@ def page_roofline(data: Data, pid: str | None) -> Any:
     except ValueError:
         roof = _missing(f"No compute ceiling for {model.gpu_name}: it is not in linkroof's spec table and no GEMM "
                         "was measured; `linkroof bench --only compute` measures one.")
-    parts = [roof,
+    try:
+        hbm_roof = _graph(F.hbm_roofline_figure(model, placements))
+    except ValueError:
+        hbm_roof = None
+    parts = [roof, *([hbm_roof] if hbm_roof is not None else []),
              _graph_or(F.bandwidth_roofline_figure(model, placements), "No NVLink bandwidth by message size in this "
                        "profile: `linkroof bench` (sweeps, NCCL) or imported nccl-tests results give one.",
                        Id.BANDWIDTH_ROOFLINE_GRAPH.value),

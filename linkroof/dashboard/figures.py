@@ -167,6 +167,95 @@ def roofline_figure(model: MachineModel, placements: Sequence[Placement] = (), d
     return fig
 
 
+LIMITER_COLORS = {"compute": "#2ca02c", "memory": "#ff7f0e", "latency": "#7f7f7f", "link": "#1f77b4"}
+
+
+def hbm_roofline_figure(model: MachineModel, placements: Sequence[Placement] = (),
+                        dtypes: Sequence[str] = ("fp8", "bf16", "fp16", "tf32", "fp32", "fp64"),
+                        intensity_range: tuple[float, float] = (1e-2, 1e4)) -> go.Figure:
+    """The classic roofline, every placement on it: attainable FLOP/s against FLOP per
+    HBM byte, the HBM roof measured (solid) and spec (dashed), a compute roof per data
+    type (measured solid, spec dashed), each roof labelled on the plot. Every placed
+    kernel or call with FLOPs and HBM bytes is a dot at its intensity and achieved
+    FLOP/s: its size the measured time, its colour its limiter; hovering gives the time,
+    the fractions of roofline and cost bound, the limiter and the first verdict.
+    (Intel Advisor and Nsight Compute draw the same: roofs as lines, kernels as dots
+    sized by time.)"""
+    fig = go.Figure()
+    lo, hi = intensity_range
+    hbm = {k: model.hbm(k) for k in ("measured", "spec")}
+    tops: list[float] = []
+    labels: list[tuple[float, str]] = []
+    for kind, dash in (("spec", "dash"), ("measured", "solid")):
+        h = hbm.get(kind)
+        for dt in dtypes:
+            comp = model.compute(dt, kind)
+            if comp is None or not known(comp.value):
+                continue
+            tops.append(comp.value)
+            if h is None or not known(h.value):
+                continue
+            ridge = comp.value / h.value
+            xs = [lo, min(max(ridge, lo), hi), hi]
+            ys = [lo * h.value if ridge > lo else comp.value, comp.value, comp.value]
+            fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=f"{dt} {kind}", legendgroup=dt,
+                                     line={"dash": dash, "width": 2 if kind == "measured" else 1.2,
+                                           "color": DTYPE_COLORS.get(dt)},
+                                     hovertemplate=f"{dt} {kind}: {_tf(comp.value)}, ridge {ridge:,.0f} FLOP/B"
+                                                   f"<extra></extra>"))
+            if kind == "measured":
+                labels.append((comp.value, f"{dt} {comp.value / 1e12:,.0f}"))
+    if not tops:
+        raise ValueError("this model has no compute ceiling to draw")
+    # the roofs named where they are, not only in the legend: one label per roof height
+    # (data types within 15 % of each other share it), the measured HBM roof on its slope
+    labels.sort(reverse=True)
+    while labels:
+        v, _ = labels[0]
+        same = [t for w, t in labels if w >= v / 1.15]
+        labels = [(w, t) for w, t in labels if w < v / 1.15]
+        fig.add_annotation(x=math.log10(hi), y=math.log10(v), xanchor="right", yanchor="bottom",
+                           text=" / ".join(same) + " TFLOP/s (measured)", showarrow=False, font={"size": 10})
+    h = hbm.get("measured") or hbm.get("spec")
+    if h is not None and known(h.value):
+        x = lo * 10
+        fig.add_annotation(x=math.log10(x), y=math.log10(x * h.value), text=f"HBM {h.kind} {_gb(h.value)}",
+                           showarrow=False, textangle=-28, yanchor="bottom", font={"size": 10, "color": "#d62728"})
+    pts = [p for p in placements if p.workload.flops and p.workload.hbm_bytes and p.measured_time_s > 0]
+    if pts:
+        times = [p.measured_time_s for p in pts]
+        t_lo, t_hi = min(times), max(times)
+
+        def size(t: float) -> float:  # 8 to 30 px, by the log of the time
+            return 8 + (22 * (math.log(t / t_lo) / math.log(t_hi / t_lo)) if t_hi > t_lo else 0)
+
+        by: dict[str, list[Placement]] = {}
+        for p in pts:
+            by.setdefault(p.limiter.split(":")[0], []).append(p)
+        for lim, group in sorted(by.items()):
+            fig.add_trace(go.Scatter(
+                x=[sum(p.workload.flops.values()) / p.workload.hbm_bytes for p in group],
+                y=[sum(p.workload.flops.values()) / p.measured_time_s for p in group], mode="markers",
+                name=f"placed: {lim}-bound", marker={"size": [size(p.measured_time_s) for p in group],
+                                                     "color": LIMITER_COLORS.get(lim, "#333"), "opacity": 0.85,
+                                                     "line": {"color": "black", "width": 1}},
+                customdata=[_placement_hover(p) for p in group], hovertemplate="%{customdata}<extra></extra>"))
+    top = max(tops)
+    y_lo, y_hi = math.log10(top) - 5, math.log10(top) + 0.3
+    fig.update_xaxes(type="log", title="FLOP per HBM byte", **_decades(lo, hi, lambda v: f"{v:,g}"))
+    fig.update_yaxes(type="log", title="FLOP/s", range=[y_lo, y_hi], **_decades(10 ** y_lo, 10 ** y_hi, _flops_tick))
+    fig.update_layout(title=f"Roofline (HBM): {model.gpu_name}; dots are placed kernels and calls, sized by time",
+                      template="plotly_white", height=560, legend={"groupclick": "togglegroup", "font": {"size": 10}})
+    return fig
+
+
+def _placement_hover(p: Placement) -> str:
+    cost = f", {p.fraction_of_cost_bound:.0%} of the cost bound" if p.cost_bound_s else ""
+    why = f"<br>{p.verdicts[0][:120]}" if p.verdicts else ""
+    return (f"{p.workload.name[:60]}<br>measured {format_time(p.measured_time_s)}: {p.fraction_of_roofline:.0%} of "
+            f"the roofline{cost}<br>limiter {p.limiter}{why}")
+
+
 def bandwidth_roofline_figure(model: MachineModel, placements: Sequence[Placement] = ()) -> go.Figure:
     """The bandwidth roofline for pure communication: achieved link bandwidth against
     message size, under the measured ceiling per mechanism (from the sweeps) and the

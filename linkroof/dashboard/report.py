@@ -68,8 +68,9 @@ def _all_figures(profile: Profile) -> list[tuple[str, Any]]:
     model = MachineModel.from_profile(profile)
     try:
         roof = F.roofline_figure(model, list(profile.placements))
+        hbm_roof = F.hbm_roofline_figure(model, list(profile.placements))
     except ValueError:
-        roof = None
+        roof = hbm_roof = None
     figs = [("Measured as % of spec", F.headline_figure(headline_rows(profile, model))),
             ("Topology", F.topology_figure(profile.topology, profile)),
             ("Bandwidth by pair (copy engine, write)", F.pair_matrix_figure(profile, "p2p_write", "ce")),
@@ -78,6 +79,7 @@ def _all_figures(profile: Profile) -> list[tuple[str, Any]]:
             ("Blocks", F.sm_sweep_figure(profile)),
             ("Collectives", F.collectives_figure(profile, model)),
             ("Roofline", roof),
+            ("Roofline (HBM), placed kernels and calls", hbm_roof),
             ("Bandwidth roofline", F.bandwidth_roofline_figure(model, list(profile.placements)))]
     if profile.placements:
         figs.append(("Speed of light", F.speed_of_light_figure(list(profile.placements))))
