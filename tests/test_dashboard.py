@@ -393,8 +393,8 @@ def test_grids_are_key_first_with_a_working_page_size_selector():
     rows = [{"gpu": 0, "basis": "x" * 200, "bandwidth": "400 GB/s", "flags": "", "verdict": "ok", "how": "ce"}]
     grid = A._table(rows * 20, "t", page_size=15)
     cols = grid.columnDefs
-    assert [c["field"] for c in cols] == ["gpu", "bandwidth", "verdict", "basis", "flags", "how"]
-    assert cols[0]["pinned"] == "left" and all(c.get("maxWidth") == 320 and c["wrapText"] for c in cols[3:])
+    assert [c["field"] for c in cols] == ["gpu", "bandwidth", "flags", "verdict", "basis", "how"]
+    assert cols[0]["pinned"] == "left" and all(c.get("maxWidth") == 320 and c["wrapText"] for c in cols[2:])
     assert 15 in grid.dashGridOptions["paginationPageSizeSelector"]
     data = A.Data(None)
     many = A._paged_table([{"rank": i, "note": "n", "busbw": 1.0} for i in range(A.PAGED_OVER + 1)], "p", data)

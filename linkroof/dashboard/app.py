@@ -280,26 +280,30 @@ def trace_zoom(relayout: Any, pid: Any, data: Data) -> Any:
     return F.trace_timeline_figure(report, window)
 
 
-DETAIL_WORDS = ("basis", "note", "notes", "flags", "how", "source", "facts", "why", "warnings", "path", "what")
-DETAIL_WIDTH = 320  # px: a detail column wraps inside this, so the key and the figures fit a 1280 px page
+DETAIL_WORDS = ("basis", "note", "notes", "how", "source", "facts", "why", "path", "what")
+VERDICT_WORDS = ("flags", "verdict", "verdicts", "warnings", "limiter")
+DETAIL_WIDTH = 320  # px: a verdict or detail column wraps inside this, so a row fits a 1280 px page
 
 
 def column_defs(keys: Any) -> list[dict]:
     """The grid's columns key first: the identifying column (pinned left, so it stays in
-    view when the grid scrolls), then the figures and verdicts as the rows give them, the
-    details (basis, notes, flags, how, source...) last, each wrapped within DETAIL_WIDTH."""
+    view when the grid scrolls), then the figures as the rows give them, then the
+    verdicts (flags, warnings, limiter), then the details (basis, notes, how, source...);
+    verdicts and details wrap within DETAIL_WIDTH."""
     keys = list(keys)
 
-    def detail(k: str) -> bool:
-        return any(w in k.lower().replace("_", " ").split() for w in DETAIL_WORDS)
+    def has(k: str, words: tuple[str, ...]) -> bool:
+        return any(w in k.lower().replace("_", " ").split() for w in words)
 
-    ordered = [k for k in keys if not detail(k)] + [k for k in keys if detail(k)]
+    verdicts = [k for k in keys[1:] if has(k, VERDICT_WORDS)]
+    details = [k for k in keys[1:] if has(k, DETAIL_WORDS) and k not in verdicts]
+    ordered = keys[:1] + [k for k in keys[1:] if k not in verdicts and k not in details] + verdicts + details
     cols = []
     for i, k in enumerate(ordered):
         c: dict[str, Any] = {"field": k, "headerName": k.replace("_", " ")}
         if i == 0:
             c["pinned"] = "left"
-        if detail(k):
+        elif k in verdicts or k in details:
             c.update(maxWidth=DETAIL_WIDTH, wrapText=True, autoHeight=True)
         cols.append(c)
     return cols
