@@ -358,6 +358,7 @@ def test_size_sweeps_are_log_log_grouped_and_say_the_gap():
     p = bundled_profile()
     model = MachineModel.from_profile(p)
     sweep, coll = F.bandwidth_sweep_figure(model), F.collectives_figure(p, model)
+    assert F.bandwidth_roofline_figure(model).layout.yaxis.type == "log"
     for fig in (sweep, coll):
         assert fig.layout.yaxis.type == "log" and fig.layout.legend.groupclick == "togglegroup"
         lo, hi = min(y for t in fig.data for y in t.y), max(y for t in fig.data for y in t.y)

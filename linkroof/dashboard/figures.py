@@ -268,7 +268,7 @@ def bandwidth_roofline_figure(model: MachineModel, placements: Sequence[Placemen
         sizes, bws = zip(*c.points)
         swept.add(c.mechanism)
         fig.add_trace(go.Scatter(x=sizes, y=[gbps(b) for b in bws], mode="lines",
-                                 name=f"{curve_name(c)} ceiling (peak {_gb(c.peak())})",
+                                 name=f"{curve_name(c)} ceiling (peak {_gb(c.peak())})", legendgroup=c.mechanism,
                                  line={"width": 1.5, "color": MECHANISM_COLORS.get(c.mechanism),
                                        "dash": PATTERN_DASH.get(c.pattern, "solid")}))
     span = [4096, 1 << 30]
@@ -291,8 +291,11 @@ def bandwidth_roofline_figure(model: MachineModel, placements: Sequence[Placemen
             text=[f"{p.workload.name}<br>{p.fraction_of_roofline:.0%} of roofline ({p.ceilings_kind}), "
                   f"limiter {p.limiter}" for p in pts], hovertemplate="%{text}<extra></extra>"))
     fig.update_xaxes(title="message size", **size_axis([x for t in fig.data for x in (t.x or ()) if x]))
-    fig.update_yaxes(title="link bandwidth per GPU (GB/s)")
-    fig.update_layout(title="Bandwidth roofline (communication without FLOPs)", template="plotly_white", height=480)
+    fig.update_yaxes(title="link bandwidth per GPU (GB/s)",
+                     **gbps_axis([y for t in fig.data for y in (t.y or ())]
+                                 + ([gbps(spec.value)] if spec is not None and known(spec.value) else [])))
+    fig.update_layout(title="Bandwidth roofline (communication without FLOPs, log-log)", template="plotly_white",
+                      height=480)
     return fig
 
 
