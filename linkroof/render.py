@@ -283,10 +283,11 @@ def roofs_table(model: Any, profile: Profile) -> Group:
 
 def placements_table(placements: list[Any]) -> Table:
     t = Table(title="Placement", title_justify="left",
-              drop=("Terms", "Flags", "Ceilings", "Bandwidth-only bound", "Cost-model bound"))
+              drop=("Terms", "Flags", "Ceilings"))  # the bounds are figures: they stay
     for col in ("Workload", "Ceilings", "Measured", "Bandwidth-only bound", "Limiter", "Fraction of roofline",
                 "Cost-model bound", "Fraction of cost bound", "Terms", "Flags"):
-        t.add_column(col, no_wrap=col in ("Measured", "Fraction of roofline", "Fraction of cost bound"))
+        t.add_column(col, no_wrap=col in ("Measured", "Bandwidth-only bound", "Fraction of roofline",
+                                          "Cost-model bound", "Fraction of cost bound"))
     for p in placements:
         cost = format_time(p.cost_bound_s) if p.cost_bound_s else "-"
         frac = f"{p.fraction_of_cost_bound:.1%}" if p.cost_bound_s else "-"
