@@ -43,19 +43,37 @@ class Table(RichTable):
         import copy
 
         table, dropped = self, []
+        drawn = list(RichTable.__rich_console__(table, console, options))
         for name in self.drop:
-            if table.__rich_measure__(console, options).minimum <= options.max_width:
+            if _drawn_width(drawn) <= options.max_width and _least_width(table, console, options) <= options.max_width:
                 break
             table = copy.copy(table)
             table.columns = [c for c in table.columns if c.header != name]
             dropped.append(name)
-        yield from RichTable.__rich_console__(table, console, options)
+            drawn = list(RichTable.__rich_console__(table, console, options))
+        yield from drawn
         if dropped:
             yield Text(f"(at {options.max_width} columns, left out: {', '.join(dropped)}; --width 200 or --json "
                        "shows them)", style="dim")
 
     def add_row(self, *cells: Any, **kwargs: Any) -> None:  # type: ignore[override]
         super().add_row(*(Text(clean(c)) if isinstance(c, str) else c for c in cells), **kwargs)
+
+
+def _least_width(table: RichTable, console: Any, options: Any) -> int:
+    """The narrowest a table can be drawn without breaking a word: each column at its
+    longest word (rich's own measure is clamped to the width it is offered, and would
+    squeeze a column to one character a line), with padding and borders."""
+    wide = options.update_width(10 ** 5)
+    return sum(table._measure_column(console, wide, c).minimum for c in table.columns) + table._extra_width
+
+
+def _drawn_width(segments: list[Any]) -> int:
+    """The widest line of a drawn table (rich draws a table wider than it is offered
+    when its columns that may not wrap need more; the console then crops it)."""
+    from rich.segment import Segment
+
+    return max((Segment.get_line_length(line) for line in Segment.split_lines(segments)), default=0)
 
 
 def _rate(x: Any, digits: int = 1) -> str:
@@ -283,11 +301,10 @@ def roofs_table(model: Any, profile: Profile) -> Group:
 
 def placements_table(placements: list[Any]) -> Table:
     t = Table(title="Placement", title_justify="left",
-              drop=("Terms", "Flags", "Ceilings"))  # the bounds are figures: they stay
+              drop=("Terms", "Ceilings"))  # the bounds are figures and the flags verdicts: they stay
     for col in ("Workload", "Ceilings", "Measured", "Bandwidth-only bound", "Limiter", "Fraction of roofline",
                 "Cost-model bound", "Fraction of cost bound", "Terms", "Flags"):
-        t.add_column(col, no_wrap=col in ("Measured", "Bandwidth-only bound", "Fraction of roofline",
-                                          "Cost-model bound", "Fraction of cost bound"))
+        t.add_column(col)
     for p in placements:
         cost = format_time(p.cost_bound_s) if p.cost_bound_s else "-"
         frac = f"{p.fraction_of_cost_bound:.1%}" if p.cost_bound_s else "-"
