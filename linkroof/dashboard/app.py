@@ -304,7 +304,9 @@ def column_defs(keys: Any) -> list[dict]:
         if i == 0:
             c["pinned"] = "left"
         elif k in verdicts or k in details:
-            c.update(maxWidth=DETAIL_WIDTH, wrapText=True, autoHeight=True)
+            c.update(maxWidth=DETAIL_WIDTH, wrapText=True, autoHeight=True,  # the row grows to its wrapped text
+                     cellStyle={"lineHeight": "20px", "wordBreak": "normal", "paddingTop": "4px",
+                                "paddingBottom": "4px"})
         cols.append(c)
     return cols
 
@@ -350,10 +352,9 @@ def page_overview(data: Data, pid: str | None) -> Any:
     chart = (_graph(F.headline_figure(rows), Id.OVERVIEW_HEADLINE.value) if against_spec else
              _missing("No figure has a known spec to hold it to (an imported tool's output names no link spec): the "
                       "table gives the measured figures."))
-    headline = (html.Div([html.Div(_table([{k: ("unknown" if v is None else v) for k, v in r.items()} for r in rows]),
-                                   style={"flex": "1"}),
-                          html.Div(chart, style={"flex": "1"})],
-                         style={"display": "flex", "gap": "12px"}) if rows else
+    # the table the page's full width (its flags in view at 1280 px), the chart under it
+    headline = (html.Div([_table([{k: ("unknown" if v is None else v) for k, v in r.items()} for r in rows]), chart])
+                if rows else
                 _missing("No headline figure to hold against spec: `linkroof bench` measures links, HBM and GEMMs "
                          "(a profile from `linkroof probe` or an import may hold none)."))
     return html.Div([
