@@ -335,9 +335,11 @@ def decomposition_view(placements: list[Any]) -> Group:
 
 
 def advice_view(advice: Any) -> Group:
+    from .roofline.summaries import SATURATION_SHARE
+
     t = Table(title=f"Moving {format_size(advice.size)} ({advice.pattern})", title_justify="left")
     for col in ("Mechanism", "Link", "At this size", "Time per message", "Peak", "50% of peak at", "90% of peak at",
-                "Blocks for 95%"):
+                f"Blocks for {SATURATION_SHARE:.0%}"):  # the share the block counts are found at (summaries)
         t.add_column(col)
     for m in sorted(advice.mechanisms, key=lambda m: m.time_s):
         bw = format_value(m.bandwidth_bytes_per_s, "B/s") + (" (bus)" if m.dtype else "")

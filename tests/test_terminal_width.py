@@ -54,3 +54,16 @@ def test_placement_table_at_100_columns():
                  "--time", "300us"])
     assert max(len(x) for x in out) <= 100
     assert any("left out: Terms" in x for x in out) and any("layernorm 32768x8192 bf16" in x for x in out)
+
+
+def test_the_advise_block_column_names_the_share_its_counts_are_found_at():
+    """The issue's mislabel: "Blocks for 95%" over counts found at 90 % of the peak."""
+    from linkroof.profiler.session import bundled_profile
+    from linkroof.roofline.summaries import SATURATION_SHARE, saturation
+
+    out = "\n".join(lines(["--width", "200", "advise", "--profile", "reference", "--size", "64K", "--pattern",
+                           "p2p_read"]))
+    assert "Blocks for 90%" in out and "95%" not in out and SATURATION_SHARE == 0.9
+    sm = next(s for s in saturation(bundled_profile()) if (s["mechanism"], s["pattern"]) == ("sm", "p2p_read"))
+    row = next(x for x in out.splitlines() if x.startswith("│ sm "))
+    assert row.rstrip("│ ").rsplit("│", 1)[-1].strip() == str(sm["blocks_needed"])

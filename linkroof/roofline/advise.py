@@ -20,7 +20,7 @@ class MechanismAdvice:
     peak_bytes_per_s: float
     size_50: int | None
     size_90: int | None
-    blocks_needed: int | None = None  # SM/TMA: fewest blocks reaching 95 % of the block sweep's best
+    blocks_needed: int | None = None  # SM/TMA: fewest blocks reaching SATURATION_SHARE (90 %) of the block sweep's best
     time_s: float = 0.0  # one message of the asked size: a copy's size / bandwidth, a collective's own time
     dtype: str = ""  # collectives: the data type of the figures
     how: str = ""  # how the time was found (measured at this size, interpolated, ...)
