@@ -5,6 +5,7 @@ the terminal. The channel, the output checks and the process keeping are tested 
 their own below; the same cases run on one H200 through the real child
 (benchmarks/score_hostile.py)."""
 
+import contextlib
 import math
 import os
 import sys
@@ -29,6 +30,22 @@ def fake(ranks=1):
     return command
 
 
+@contextlib.contextmanager
+def store_and_cwd(store, work):
+    """LINKROOF_STORE pointing at `store` and the working directory `work`, both restored after."""
+    old, cwd = os.environ.get("LINKROOF_STORE"), os.getcwd()
+    os.environ["LINKROOF_STORE"] = str(store)
+    os.chdir(work)
+    try:
+        yield
+    finally:
+        os.chdir(cwd)
+        if old is None:
+            os.environ.pop("LINKROOF_STORE")
+        else:
+            os.environ["LINKROOF_STORE"] = old
+
+
 def marked():
     """Every live process carrying a score target's mark, anywhere."""
     out = []
@@ -49,18 +66,9 @@ HOSTILE = {  # what it does -> the row's failure kind (None: scored, with the ch
 def battery(tmp_path_factory):
     store = tmp_path_factory.mktemp("store") / "store.sqlite"
     store.write_bytes(b"SQLite format 3\0 stand-in")
-    old, cwd = os.environ.get("LINKROOF_STORE"), os.getcwd()
-    os.environ["LINKROOF_STORE"] = str(store)
-    os.chdir(tmp_path_factory.mktemp("work"))  # where the candidates run (one writes a file there)
-    try:
+    with store_and_cwd(store, tmp_path_factory.mktemp("work")):  # where the candidates run (one writes a file)
         rows = S.score("m:reference", [f"m:{n}" for n in HOSTILE], "m:inputs", protocol="linkroof", trials=2,
                        deadline_s=6.0, command=fake(), max_output_bytes=4096)
-    finally:
-        os.chdir(cwd)
-        if old is None:
-            os.environ.pop("LINKROOF_STORE")
-        else:
-            os.environ["LINKROOF_STORE"] = old
     return {r["candidate"]: r for r in rows}, store
 
 
@@ -357,18 +365,9 @@ def test_fuzzed_hostile_candidates_each_get_one_honest_row(tmp_path_factory, can
     store = work / "store.sqlite"
     store.write_text("a store")
     names = ["__".join(sorted(c)) for c in cands]
-    old, cwd = os.environ.get("LINKROOF_STORE"), os.getcwd()
-    os.environ["LINKROOF_STORE"] = str(store)
-    os.chdir(work)
-    try:
+    with store_and_cwd(store, work):
         rows = S.score("m:reference", [f"m:{n}" for n in names], "m:inputs", trials=1, deadline_s=3.0,
                        command=fake(), max_output_bytes=4096)
-    finally:
-        os.chdir(cwd)
-        if old is None:
-            os.environ.pop("LINKROOF_STORE")
-        else:
-            os.environ["LINKROOF_STORE"] = old
     assert [r["candidate"] for r in rows] == names
     for c, r in zip(cands, rows):
         assert verdict(r) == expected(set(c)), (sorted(c), r.get("failure"), r.get("suspect"))

@@ -148,6 +148,15 @@ def _pick(fs: Sequence[Fact], topic: str, prov: str | None = None) -> list[Fact]
     return [f for f in fs if f.topic == topic and (prov is None or f.provenance == prov)]
 
 
+def _sized(fs: Sequence[Fact], topic: str) -> dict[str, list[Fact]]:
+    """A topic's figures at message sizes, by curve name."""
+    out: dict[str, list[Fact]] = {}
+    for f in _pick(fs, topic):
+        if f.size is not None:
+            out.setdefault(f.name, []).append(f)
+    return out
+
+
 def _best(fs: Sequence[Fact]) -> Fact | None:
     return max(fs, key=lambda f: f.value) if fs else None
 
@@ -192,11 +201,7 @@ def spec_lines(profile: Profile, fs: Sequence[Fact], short: bool = False) -> lis
     if sat:
         lines.append("SM blocks to reach 90 % of a mechanism's peak: " +
                      ", ".join(f"{f.name.split(':')[0]} {f.value:g}" for f in sat))
-    nccl = _pick(fs, "nccl")
-    ng: dict[str, list[Fact]] = {}
-    for f in nccl:
-        if f.size is not None:
-            ng.setdefault(f.name, []).append(f)
+    ng = _sized(fs, "nccl")
     if ng:
         ranks = len({d for m in profile.measurements if m.spec.mechanism == "nccl" for d in m.spec.devices}) or "?"
         lines.append(f"NCCL busbw, {ranks} ranks, GB/s at " + "/".join(format_size(s) for s in SIZES) + ":")
@@ -208,10 +213,7 @@ def spec_lines(profile: Profile, fs: Sequence[Fact], short: bool = False) -> lis
                      ("; sync: " + ", ".join(f"{f.name} {_v(f)}" for f in _pick(fs, "sync")) if _pick(fs, "sync")
                       else ""))
     curves = _pick(fs, "curve")
-    groups: dict[str, list[Fact]] = {}
-    for f in curves:
-        if f.size is not None:
-            groups.setdefault(f.name, []).append(f)
+    groups = _sized(fs, "curve")
     if groups:
         lines.append("Copy bandwidth, GB/s at " + "/".join(format_size(s) for s in SIZES) + " messages:")
         for name, g in sorted(groups.items()):
