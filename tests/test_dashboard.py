@@ -386,8 +386,8 @@ def test_size_sweeps_are_log_log_grouped_and_say_the_gap():
 
 
 def test_grids_are_key_first_with_a_working_page_size_selector():
-    """The identifying column first and pinned, details (basis, notes, flags, how,
-    source) last and wrapped within 320 px, the grid's page size among the selector's
+    """The identifying column first and pinned, verdicts then details (basis, notes,
+    how, source) last, within 320 px with their text on hover, the grid's page size among the selector's
     choices (AG Grid shows a blank selector otherwise)."""
     from linkroof.dashboard import app as A
 
@@ -395,7 +395,8 @@ def test_grids_are_key_first_with_a_working_page_size_selector():
     grid = A._table(rows * 20, "t", page_size=15)
     cols = grid.columnDefs
     assert [c["field"] for c in cols] == ["gpu", "bandwidth", "flags", "verdict", "basis", "how"]
-    assert cols[0]["pinned"] == "left" and all(c.get("maxWidth") == 320 and c["wrapText"] for c in cols[2:])
+    assert cols[0]["pinned"] == "left" and all(c.get("maxWidth") == 320 and c["tooltipField"] == c["field"]
+                                               for c in cols[2:])
     assert 15 in grid.dashGridOptions["paginationPageSizeSelector"]
     data = A.Data(None)
     many = A._paged_table([{"rank": i, "note": "n", "busbw": 1.0} for i in range(A.PAGED_OVER + 1)], "p", data)

@@ -223,7 +223,7 @@ def _paged_table(rows: Any, tid: str, data: Data, page_size: int = 15) -> Any:
     import dash_ag_grid as dag
 
     data.paged[tid] = rows
-    cols = [{k: v for k, v in c.items() if k != "autoHeight"} for c in column_defs(rows[0])]  # rows of one height here
+    cols = column_defs(rows[0])
     return dag.AgGrid(id=tid, columnDefs=cols, rowModelType="infinite", columnSize="autoSize",
                       defaultColDef={"sortable": True, "filter": False, "resizable": True, "cellDataType": False},
                       dashGridOptions={"pagination": True, "paginationPageSize": page_size,
@@ -289,7 +289,7 @@ def column_defs(keys: Any) -> list[dict]:
     """The grid's columns key first: the identifying column (pinned left, so it stays in
     view when the grid scrolls), then the figures as the rows give them, then the
     verdicts (flags, warnings, limiter), then the details (basis, notes, how, source...);
-    verdicts and details wrap within DETAIL_WIDTH."""
+    verdicts and details at most DETAIL_WIDTH wide, their whole text on hover."""
     keys = list(keys)
 
     def has(k: str, words: tuple[str, ...]) -> bool:
@@ -304,9 +304,9 @@ def column_defs(keys: Any) -> list[dict]:
         if i == 0:
             c["pinned"] = "left"
         elif k in verdicts or k in details:
-            c.update(maxWidth=DETAIL_WIDTH, wrapText=True, autoHeight=True,  # the row grows to its wrapped text
-                     cellStyle={"lineHeight": "20px", "wordBreak": "normal", "paddingTop": "4px",
-                                "paddingBottom": "4px"})
+            # one line within DETAIL_WIDTH, the whole text on hover (rows grown to wrapped text were cut
+            # short where the grid sized its columns after their heights)
+            c.update(maxWidth=DETAIL_WIDTH, tooltipField=k)
         cols.append(c)
     return cols
 
