@@ -19,6 +19,7 @@ from ..schema import Profile, known
 from ..store import Store
 from ..units import gbps
 from . import figures as F
+from . import plotlyjs
 
 MAX_UPLOAD_BYTES = 64 * 1024 * 1024
 PAGE_SIZE = 25
@@ -834,7 +835,10 @@ def create_app(store_path: str | None = None, profile: Profile | None = None, he
     from dash import Input, Output, State, dcc, html
 
     data = Data(store_path, profile, here, traces)
-    app = dash.Dash(__name__, title="linkroof", suppress_callback_exceptions=True)
+    # plotly.js: the cartesian bundle from assets/ where it fits the installed plotly, else
+    # dcc.Graph's own full bundle (dashboard/plotlyjs.py)
+    app = dash.Dash(__name__, title="linkroof", suppress_callback_exceptions=True, assets_folder=str(plotlyjs.ASSETS),
+                    assets_ignore="" if plotlyjs.fits() else plotlyjs.IGNORE_BUNDLE)
     choices = data.choices()
     app.layout = html.Div([
         dcc.Location(id=Id.URL.value),

@@ -13,6 +13,7 @@ from ..roofline.model import MachineModel
 from ..roofline.summaries import headline_rows, topo_matrix, warnings_of
 from ..schema import Profile
 from . import figures as F
+from . import plotlyjs
 
 
 # What each report figure needs, and how to get it, when the profile has nothing to draw
@@ -99,7 +100,7 @@ def _cell(value: Any, unit: str = "") -> str:
     return "unknown" if value is None else escape(f"{value}{unit}")
 
 
-def trace_html(profile: Profile, traces: list, first_plot: bool) -> str:
+def trace_html(profile: Profile, traces: list) -> str:
     """The Trace page in the report: the traces' timeline, their calls over this
     machine's NCCL curves, and one row per collective call (every string escaped)."""
     import plotly.io as pio
@@ -111,8 +112,8 @@ def trace_html(profile: Profile, traces: list, first_plot: bool) -> str:
     model = MachineModel.from_profile(profile)
     figs = [("Trace: timeline", F.trace_timeline_figure(report)),
             ("Trace: collectives over this machine's NCCL", F.trace_collectives_figure(report, profile, model))]
-    out = [f"<h2>{escape(t)}</h2>" + pio.to_html(f, include_plotlyjs=first_plot and i == 0, full_html=False)
-           for i, (t, f) in enumerate(figs)]
+    out = [f"<h2>{escape(t)}</h2>" + pio.to_html(f, include_plotlyjs=False, full_html=False)
+           for t, f in figs]
 
     def opt(x: Any, fmt: Any) -> str:
         return "unknown" if x is None else escape(fmt(x))
@@ -146,8 +147,8 @@ def report_html(profile: Profile, banner: str | None = None, traces: list | None
 
     model = MachineModel.from_profile(profile)
     parts = []
-    for i, (title, fig) in enumerate(report_figures(profile)):
-        parts.append(f"<h2>{escape(title)}</h2>" + pio.to_html(fig, include_plotlyjs=(i == 0), full_html=False))
+    for title, fig in report_figures(profile):
+        parts.append(f"<h2>{escape(title)}</h2>" + pio.to_html(fig, include_plotlyjs=False, full_html=False))
     missing = missing_figures(profile)
     if missing:
         parts.append("<h3>Not drawn: nothing to show</h3><ul>" + "".join(
@@ -188,9 +189,10 @@ def report_html(profile: Profile, banner: str | None = None, traces: list | None
             f"{headline}<h3>Warnings</h3><ul>{warnings}</ul><pre>{escape(topo_matrix(profile.topology))}</pre>"
             f"{placed}{terms_html}")
     if traces:
-        parts.append(trace_html(profile, traces, first_plot=not parts))
-    return ("<!doctype html><html><head><meta charset='utf-8'><title>linkroof report</title></head>"
-            "<body style='font-family:sans-serif'>" + head + "".join(parts) + "</body></html>")
+        parts.append(trace_html(profile, traces))
+    # plotly.js once, in the head: the cartesian bundle where it fits (dashboard/plotlyjs.py)
+    return ("<!doctype html><html><head><meta charset='utf-8'><title>linkroof report</title>" + plotlyjs.script()
+            + "</head><body style='font-family:sans-serif'>" + head + "".join(parts) + "</body></html>")
 
 
 def write_figure(fig: Any, path: str) -> None:
