@@ -197,18 +197,85 @@ def test_links_below_expectation_are_warned():
     assert not any("below expectation" in w for w in S.warnings_of(ref))
 
 
-def test_bandwidth_roofline_places_collectives():
+def test_communication_roofline_places_calls_baselines_and_trace_calls(tmp_path):
+    """Every placed communication workload, every NCCL baseline of the profile and every
+    trace call is a dot at its size and bandwidth, sized by its time, with its fraction
+    of the copy roof at that size and its limiter in the hover."""
+    import tracegen as G
     from linkroof.dashboard import figures as F
+    from linkroof.readers.traces import analyze, read_job
     from linkroof.roofline.model import MachineModel
     from linkroof.roofline.place import place
     from linkroof.roofline.workload import collective
 
-    model = MachineModel.from_profile(bundled_profile())
+    prof = bundled_profile()
+    model = MachineModel.from_profile(prof)
     p = place(collective("all_reduce", 1 << 30, 2), 3.4e-3, model)
-    fig = F.bandwidth_roofline_figure(model, [p])
-    pts = next(t for t in fig.data if t.name == "placed collectives")
+    files = [G.tier1_rank(0).write(tmp_path / "r0.json.gz"), G.tier1_rank(1, 60.0).write(tmp_path / "r1.json.gz")]
+    report = analyze(read_job(files), prof)
+    fig = F.bandwidth_roofline_figure(model, [p], prof, report)
+    by = {t.name: t for t in fig.data}
+    pts = by["placed: communication"]
     assert pts.x[0] == 1 << 30 and pts.y[0] == pytest.approx((1 << 30) / 3.4e-3 / 1e9)
-    assert any("ceiling" in t.name for t in fig.data)
+    # the roofs: the copy mechanisms' curves only; NCCL is a baseline placed under them
+    roofs = [t for t in fig.data if t.mode == "lines"]
+    assert roofs and all(not t.name.startswith("nccl") for t in roofs)
+    # every NCCL baseline a dot: as many as the out-of-place GPU-timed NCCL figures
+    nccl = [m for m in prof.measurements if m.spec.mechanism == "nccl" and not m.spec.params.get("in_place")
+            and m.spec.params.get("rank_time") != "this rank" and m.spec.params.get("timing") != "host_launch"]
+    dots = [t for t in fig.data if t.name.startswith("NCCL ")]
+    assert sum(len(t.x) for t in dots) == len(nccl) > 100
+    ar = next(t for t in dots if t.name == "NCCL all_reduce fp32 (linkroof)")
+    ms = sorted((m for m in nccl if m.spec.pattern == "all_reduce" and m.spec.params.get("dtype") == "fp32"),
+                key=lambda m: m.median_s)
+    i_small = list(ar.x).index(ms[0].spec.message_bytes)
+    i_big = list(ar.x).index(ms[-1].spec.message_bytes)
+    assert ar.y[i_big] == pytest.approx(ms[-1].busbw_bytes_per_s / 1e9)
+    assert ar.marker.size[i_big] > ar.marker.size[i_small]  # sized by time: the longest call the largest dot
+    assert "latency-bound" in ar.customdata[i_small] and "link-bound" in ar.customdata[i_big]
+    big = ms[-1]
+    top = max(c.at(big.spec.message_bytes) for c in model.curves
+              if c.link == "nvlink" and c.mechanism in ("ce", "sm", "tma") and not c.variant and len(c.points) >= 4)
+    assert f"{big.busbw_bytes_per_s / top:.0%} of the best copy roof here" in ar.customdata[i_big]
+    # the trace's calls, each a dot, with their gap to NCCL
+    traced = [t for t in fig.data if t.name.startswith("trace: ")]
+    drawable = [r for r in report.rows if r.call.busbw and r.call.size_bytes and (r.call.group_size or 0) > 1]
+    assert sum(len(t.x) for t in traced) == len(drawable) > 0
+    assert all("of NCCL here" in c or "no NCCL figure" in c for t in traced for c in t.customdata)
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+    assert "(bytes)" in fig.layout.xaxis.title.text and "GB/s" in fig.layout.yaxis.title.text
+    assert any("measured" in a.text for a in fig.layout.annotations)  # the roof named on the plot
+
+
+def test_hbm_roofline_places_each_counted_kernel():
+    """A placement whose timeline holds ncu-counted kernels: each kernel a dot at its
+    FLOPs over its DRAM bytes and its FLOP/s per call, with the fraction of the roof at
+    that intensity; kernels without FLOPs are not placed (no intensity)."""
+    import dataclasses
+
+    from linkroof.dashboard import figures as F
+    from linkroof.roofline.model import MachineModel
+    from linkroof.roofline.place import place
+    from linkroof.roofline.workload import gemm_all_reduce
+    from linkroof.schema import KernelGroup, TimelineSummary
+
+    model = MachineModel.from_profile(bundled_profile())
+    gemm = KernelGroup(name="sm90_xmma_gemm_f16f16", kind="kernel", kernel_class="compute", class_basis="counters",
+                       launches_per_call=1, time_per_call_s=200e-6, median_s=200e-6,
+                       counters={"dram_read_bytes": 60e6, "dram_write_bytes": 40e6, "flops:fp16": 137e9},
+                       why="tensor pipes 80 % busy")
+    copy = KernelGroup(name="memcpy_kernel", kind="kernel", kernel_class="memory", class_basis="counters",
+                       launches_per_call=1, time_per_call_s=50e-6, median_s=50e-6,
+                       counters={"dram_read_bytes": 1e8, "dram_write_bytes": 1e8})
+    p = dataclasses.replace(place(gemm_all_reduce(4096, 4096, 4096, "fp16", 2), 0.6e-3, model),
+                            timeline=TimelineSummary(source="cupti", calls=1, kernels=(gemm, copy)))
+    fig = F.hbm_roofline_figure(model, [p])
+    t = next(t for t in fig.data if t.name == "kernels (ncu counters)")
+    assert len(t.x) == 1
+    assert t.x[0] == pytest.approx(137e9 / 100e6) and t.y[0] == pytest.approx(137e9 / 200e-6)
+    comp = model.compute("fp16")
+    assert f"{137e9 / 200e-6 / comp.value:.0%} of the roof at this intensity (compute-bound there)" in t.customdata[0]
+    assert "tensor pipes" in t.customdata[0]
 
 
 def test_collectives_page_has_nccl_tests_tables(app):

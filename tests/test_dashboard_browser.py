@@ -279,3 +279,82 @@ def test_trace_page_draws_two_ranks_and_takes_an_upload(browser, tmp_path):
         page.close()
     finally:
         stop()
+
+
+# A unit an axis title names: a word or symbol of one, or a count of something said in it
+AXIS_UNIT = r"(GB/s|FLOP/s|FLOP per|bytes|µs|\bms\b|\bs\b|%|\bGPUs?\b|\bblocks\b|\bcalls?\b|\bns\b|\bB\b|\brank\b)"
+CHECK_PAGE = """(unit) => {
+  const re = new RegExp(unit);
+  const out = {empty: [], untitled: [], unitless: [], charts: 0, grids: [], text: document.querySelector(
+               '#page-content').innerText};
+  for (const gd of document.querySelectorAll('#page-content .js-plotly-plot')) {
+    out.charts += 1;
+    const title = (gd.layout.title && gd.layout.title.text) || gd.id || '?';
+    const pts = gd.data.reduce((n, t) => n + ((t.x && t.x.length) || (t.z && t.z.length) || 0), 0);
+    if (!pts) out.empty.push(title);
+    for (const ax of ['xaxis', 'yaxis']) {
+      const a = gd._fullLayout[ax];
+      if (!a || a.visible === false || a.showticklabels === false) continue;
+      const t = (a.title && a.title.text) || '';
+      if (!t) out.untitled.push(title + ' ' + ax);
+      else if (a.type !== 'category' && !re.test(t)) out.unitless.push(title + ' ' + ax + ': ' + t);
+    }
+  }
+  for (const g of document.querySelectorAll('#page-content .ag-root-wrapper')) {
+    const heads = Array.from(g.querySelectorAll('.ag-header-cell[aria-colindex]'))
+      .filter(h => +h.getAttribute('aria-colindex') <= 2)
+      .map(h => ({col: +h.getAttribute('aria-colindex'), text: h.innerText.trim(),
+                  left: h.getBoundingClientRect().left, right: h.getBoundingClientRect().right}));
+    out.grids.push(heads);
+  }
+  return out;
+}"""
+
+
+def test_every_page_as_a_person_reads_it(browser, tmp_path):
+    """Every page at 1280 px on the bundled profile with kernels and calls placed, and the
+    recorded one-H200 trace loaded: no empty chart, no 'None' or 'NaN' on the page, every
+    axis titled (with a unit where it is numeric), and each grid's key columns (the
+    identifying one and the first figure) inside the viewport. The screenshots land in
+    $LINKROOF_SCREENSHOTS; `LINKROOF_DOCS_IMG=1` writes them to docs/img for the docs."""
+    import re
+
+    import factories
+    from linkroof.readers.traces import read_job
+
+    recorded = Path(__file__).parent / "data" / "traces" / "h200x1_torch2.11_rank0.json.gz"
+    app = A.create_app(str(tmp_path / "s.sqlite"), factories.showcase_profile(), traces=read_job([recorded]))
+    base, stop = _serve(app)
+    docs = Path(__file__).resolve().parents[1] / "docs" / "img" if os.environ.get("LINKROOF_DOCS_IMG") else None
+    problems = []
+    try:
+        for path, label in A.PAGES:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            errors = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(base + path)
+            page.wait_for_selector("#page-content > div", timeout=20000)
+            if path != "/runs":
+                page.wait_for_function("document.querySelectorAll('#page-content .js-plotly-plot').length > 0",
+                                       timeout=20000)
+            page.wait_for_timeout(1200)  # the grids size their columns after their first rows
+            got = page.evaluate(CHECK_PAGE, AXIS_UNIT)
+            name = "overview" if path == "/" else path.strip("/")
+            for key in ("empty", "untitled", "unitless"):
+                problems += [f"{name}: {key}: {x}" for x in got[key]]
+            bad = re.findall(r".{0,40}\b(?:None|NaN)\b.{0,40}", got["text"])
+            problems += [f"{name}: shows {b!r}" for b in bad]
+            for heads in got["grids"]:
+                problems += [f"{name}: key column {h['text']!r} outside the viewport ({h['left']:.0f}-{h['right']:.0f})"
+                             for h in heads if h["right"] > 1280 or h["left"] < 0]
+            problems += [f"{name}: page error {e}" for e in errors]
+            if path != "/runs":
+                assert got["charts"] > 0, name
+            page.screenshot(path=str(shots_dir(tmp_path) / f"person-{name}.png"))
+            if docs is not None:
+                docs.mkdir(exist_ok=True)
+                page.screenshot(path=str(docs / f"{name}.png"))
+            page.close()
+    finally:
+        stop()
+    assert not problems, "\n".join(problems)

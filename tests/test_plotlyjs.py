@@ -3,7 +3,6 @@ one (4.8 MB) where it fits the installed plotly; every figure linkroof draws use
 type that bundle holds, so no chart goes blank for a missing trace module."""
 
 import dataclasses
-from pathlib import Path
 
 import pytest
 

@@ -496,11 +496,14 @@ def page_roofline(data: Data, pid: str | None) -> Any:
         hbm_roof = _graph(F.hbm_roofline_figure(model, placements))
     except ValueError:
         hbm_roof = None
-    parts = [roof, *([hbm_roof] if hbm_roof is not None else []),
-             _graph_or(F.bandwidth_roofline_figure(model, placements), "No NVLink bandwidth by message size in this "
+    # the roofline that places the kernels first, the communication one (calls, NCCL, the
+    # trace) next, the FLOP-per-link-byte one for the fused workloads after them
+    parts = [*([hbm_roof] if hbm_roof is not None else []),
+             _graph_or(F.bandwidth_roofline_figure(model, placements, p, data.trace_report(pid) if data.traces
+                                                   else None), "No NVLink bandwidth by message size in this "
                        "profile: `linkroof bench` (sweeps, NCCL) or imported nccl-tests results give one.",
-                       Id.BANDWIDTH_ROOFLINE_GRAPH.value),
-             html.H4("Placed workloads"), _table(rows) if rows else html.P("None yet: linkroof compare places kernels.")]
+                       Id.BANDWIDTH_ROOFLINE_GRAPH.value), roof,
+             html.H4("Placed workloads"), _table(rows) if rows else html.P("No workload placed yet: linkroof compare places kernels.")]
     if placements:
         parts.append(_graph(F.speed_of_light_figure(placements)))
     if any(x.decomposition_s for x in placements):

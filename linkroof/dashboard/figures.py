@@ -10,6 +10,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from ..roofline.model import LINK_NAMES, MachineModel
+from ..roofline.timeline import short_name
 from ..schema import Placement, known
 from ..units import format_flops as _tf
 from ..units import format_rate as _gb
@@ -207,15 +208,9 @@ def hbm_roofline_figure(model: MachineModel, placements: Sequence[Placement] = (
                 labels.append((comp.value, f"{dt} {comp.value / 1e12:,.0f}"))
     if not tops:
         raise ValueError("this model has no compute ceiling to draw")
-    # the roofs named where they are, not only in the legend: one label per roof height
-    # (data types within 15 % of each other share it), the measured HBM roof on its slope
-    labels.sort(reverse=True)
-    while labels:
-        v, _ = labels[0]
-        same = [t for w, t in labels if w >= v / 1.15]
-        labels = [(w, t) for w, t in labels if w < v / 1.15]
-        fig.add_annotation(x=math.log10(hi), y=math.log10(v), xanchor="right", yanchor="bottom",
-                           text=" / ".join(same) + " TFLOP/s (measured)", showarrow=False, font={"size": 10})
+    # the roofs named where they are, not only in the legend (beside the plot, at each
+    # roof's height, where no dot can hide them), the measured HBM roof on its slope
+    label_roofs(fig, [(v, t) for v, t in labels], " TFLOP/s (measured)")
     h = hbm.get("measured") or hbm.get("spec")
     if h is not None and known(h.value):
         x = lo * 10
@@ -229,24 +224,86 @@ def hbm_roofline_figure(model: MachineModel, placements: Sequence[Placement] = (
         def size(t: float) -> float:  # 8 to 30 px, by the log of the time
             return 8 + (22 * (math.log(t / t_lo) / math.log(t_hi / t_lo)) if t_hi > t_lo else 0)
 
-        by: dict[str, list[Placement]] = {}
-        for p in pts:
-            by.setdefault(p.limiter.split(":")[0], []).append(p)
-        for lim, group in sorted(by.items()):
+        by: dict[tuple[str, bool], list[Placement]] = {}
+        for p in pts:  # calls as circles, kernels placed from ncu's counters (compare --counters) as squares
+            by.setdefault((p.limiter.split(":")[0], p.workload.source.startswith("counters")), []).append(p)
+        for (lim, kernel), group in sorted(by.items()):
             fig.add_trace(go.Scatter(
                 x=[sum(p.workload.flops.values()) / p.workload.hbm_bytes for p in group],
                 y=[sum(p.workload.flops.values()) / p.measured_time_s for p in group], mode="markers",
-                name=f"placed: {lim}-bound", marker={"size": [size(p.measured_time_s) for p in group],
-                                                     "color": LIMITER_COLORS.get(lim, "#333"), "opacity": 0.85,
-                                                     "line": {"color": "black", "width": 1}},
+                name=f"{'kernel (ncu)' if kernel else 'placed'}: {lim}-bound",
+                marker={"size": [size(p.measured_time_s) for p in group], "symbol": "square" if kernel else "circle",
+                        "color": LIMITER_COLORS.get(lim, "#333"), "opacity": 0.85,
+                        "line": {"color": "black", "width": 1}},
                 customdata=[_placement_hover(p) for p in group], hovertemplate="%{customdata}<extra></extra>"))
+    kernel_dots(fig, model, placements)
     top = max(tops)
     y_lo, y_hi = math.log10(top) - 5, math.log10(top) + 0.3
     fig.update_xaxes(type="log", title="FLOP per HBM byte", **_decades(lo, hi, lambda v: f"{v:,g}"))
     fig.update_yaxes(type="log", title="FLOP/s", range=[y_lo, y_hi], **_decades(10 ** y_lo, 10 ** y_hi, _flops_tick))
     fig.update_layout(title=f"Roofline (HBM): {model.gpu_name}; dots are placed kernels and calls, sized by time",
-                      template="plotly_white", height=560, legend={"groupclick": "togglegroup", "font": {"size": 10}})
+                      template="plotly_white", height=680, legend={"groupclick": "togglegroup", "font": {"size": 10}})
     return fig
+
+
+def counted_kernels(placements: Sequence[Placement]) -> list[tuple[Placement, Any, float, float, str]]:
+    """(placement, kernel, FLOPs per call, DRAM bytes per call, main data type) for every
+    kernel Nsight Compute counted with both FLOPs and DRAM bytes in a call's timeline,
+    except those compare --counters placed as workloads of their own (drawn as such)."""
+    out = []
+    placed = {p.workload.name for p in placements if p.workload.source.startswith("counters")}  # already dots of their own
+    for p in placements:
+        for k in (p.timeline.kernels if p.timeline is not None else ()):
+            if f"{p.workload.name} / {short_name(k.name)}" in placed:
+                continue
+            c = k.counters or {}
+            flops = {key.split(":", 1)[1]: v for key, v in c.items() if key.startswith("flops:") and v > 0}
+            dram = c.get("dram_read_bytes", 0.0) + c.get("dram_write_bytes", 0.0)
+            if flops and dram > 0 and k.time_per_call_s > 0:
+                out.append((p, k, sum(flops.values()), dram, max(flops, key=flops.get)))
+    return out
+
+
+def kernel_dots(fig: go.Figure, model: MachineModel, placements: Sequence[Placement]) -> None:
+    """Each counted kernel a dot on the HBM roofline (open circle, black edge): its FLOPs
+    over its DRAM bytes as ncu counted them, at its measured time per call; hovering
+    gives the time, its fraction of the roof at its intensity, the limiter there and
+    ncu's one-line why."""
+    ks = counted_kernels(placements)
+    if not ks:
+        return
+    size = _time_sizes([k.time_per_call_s for _, k, _, _, _ in ks])
+    xs, ys, text = [], [], []
+    for p, k, flops, dram, dtype in ks:
+        x, y = flops / dram, flops / k.time_per_call_s
+        comp, hbm = model.compute(dtype) or model.compute(dtype, "spec"), model.hbm() or model.hbm("spec")
+        roof_at = min(v for v in (comp.value if comp else math.inf, hbm.value * x if hbm else math.inf))
+        limiter = ("memory" if hbm and comp and hbm.value * x < comp.value else "compute") if comp or hbm else "?"
+        frac = f"{y / roof_at:.0%} of the roof at this intensity ({limiter}-bound there)" \
+            if roof_at < math.inf else "no roof for its data type"
+        xs.append(x), ys.append(y)
+        text.append(f"{short_name(k.name)[:60]} (in {p.workload.name[:40]})<br>measured "
+                    f"{format_time(k.time_per_call_s)} per call, {dtype}, {x:,.1f} FLOP/B (ncu)<br>{frac}"
+                    + (f"<br>{k.why[:140]}" if k.why else ""))
+    fig.add_trace(go.Scatter(x=xs, y=ys, mode="markers", name="kernels (ncu counters)", customdata=text,
+                             marker={"size": [size(k.time_per_call_s) for _, k, _, _, _ in ks], "color": "white",
+                                     "symbol": "circle", "line": {"color": "black", "width": 1.5}},
+                             hovertemplate="%{customdata}<extra></extra>"))
+
+
+def label_roofs(fig: go.Figure, labels: Sequence[tuple[float, str]], suffix: str = "") -> None:
+    """Name each roof at its height to the right of the plot (a log y axis), one label per
+    height (roofs within 15 % of each other share one), and move the legend under the
+    plot to make room: roofs read on the plot, and no dot or curve covers their names."""
+    left = sorted(labels, reverse=True)
+    while left:
+        v, _ = left[0]
+        same = [t for w, t in left if w >= v / 1.15]
+        left = [(w, t) for w, t in left if w < v / 1.15]
+        fig.add_annotation(xref="paper", x=1.0, xanchor="left", y=math.log10(v), yanchor="middle",
+                           text=(" / " if len(" / ".join(same) + suffix) <= 44 else "<br>").join(same) + suffix,
+                           showarrow=False, font={"size": 10}, align="left")
+    fig.update_layout(margin={"r": 230}, legend={"orientation": "h", "yanchor": "top", "y": -0.18, "x": 0})
 
 
 def _placement_hover(p: Placement) -> str:
@@ -256,46 +313,162 @@ def _placement_hover(p: Placement) -> str:
             f"the roofline{cost}<br>limiter {p.limiter}{why}")
 
 
-def bandwidth_roofline_figure(model: MachineModel, placements: Sequence[Placement] = ()) -> go.Figure:
-    """The bandwidth roofline for pure communication: achieved link bandwidth against
-    message size, under the measured ceiling per mechanism (from the sweeps) and the
-    spec line. Workloads with no FLOPs are placed here."""
+def _time_sizes(times: Sequence[float]) -> Any:
+    """Marker size from a time, 7 to 26 px by the log of the time over every dot of one
+    figure (the longest call is the largest dot)."""
+    ts = [t for t in times if t and t > 0]
+    lo, hi = (min(ts), max(ts)) if ts else (1.0, 1.0)
+
+    def size(t: float) -> float:
+        return 7 + (19 * math.log(t / lo) / math.log(hi / lo) if hi > lo and t > 0 else 0)
+    return size
+
+
+COPY_MECHANISMS = ("ce", "sm", "tma")
+
+
+def _copy_roof(model: MachineModel) -> Any:
+    """The communication roof by message size: the best copy mechanism's measured
+    bandwidth (interpolated between swept sizes) over the NVLink curves, with its name;
+    None where nothing was swept."""
+    curves = [c for c in model.curves if c.link == "nvlink" and c.mechanism in COPY_MECHANISMS and len(c.points) >= 4
+              and not c.variant]
+    if not curves:
+        return None
+
+    def at(size: float) -> tuple[float, str]:
+        best = max(curves, key=lambda c: c.at(int(size)))
+        return best.at(int(size)), f"{MECHANISM_NAMES.get(best.mechanism, best.mechanism)} {best.pattern}"
+    return at, curves
+
+
+def _half_size(curves: Sequence[Any]) -> int | None:
+    sizes = [c.reaches(0.5) for c in curves]
+    return min((s for s in sizes if s), default=None)
+
+
+def bandwidth_roofline_figure(model: MachineModel, placements: Sequence[Placement] = (), profile: Any = None,
+                              trace_report: Any = None) -> go.Figure:
+    """The communication roofline, everything that moves data between GPUs on it: link
+    bandwidth per GPU against message size (collectives carry no FLOPs worth an
+    intensity axis, so their size is the x axis here). The roofs are the copy
+    mechanisms' measured curves (copy engine, SM, TMA: solid, one colour each) and the
+    NVLink spec (dashed), each named on the plot. The dots: every NCCL baseline the
+    profile measured (bus bandwidth, one colour per collective), every placed
+    communication workload, and every call of a loaded trace, each sized by its time;
+    hovering gives the time, the fraction of the roof at that size, the limiter
+    (latency below the best mechanism's 50 % size, else the link) and why."""
     fig = go.Figure()
-    swept: set[str] = set()
-    for c in model.curves:
-        if c.link != "nvlink" or len(c.points) < 4:
-            continue
-        sizes, bws = zip(*c.points)
-        swept.add(c.mechanism)
-        fig.add_trace(go.Scatter(x=sizes, y=[gbps(b) for b in bws], mode="lines",
-                                 name=f"{curve_name(c)} ceiling (peak {_gb(c.peak())})", legendgroup=c.mechanism,
-                                 line={"width": 1.5, "color": MECHANISM_COLORS.get(c.mechanism),
-                                       "dash": PATTERN_DASH.get(c.pattern, "solid")}))
+    roof = _copy_roof(model)
+    curves = roof[1] if roof else []
+    for c in curves:
+        sizes, bws = zip(*sorted(c.points))
+        fig.add_trace(go.Scatter(x=sizes, y=[gbps(b) for b in bws], mode="lines", legendgroup="roofs",
+                                 legendgrouptitle_text="roofs (measured)" if c is curves[0] else None,
+                                 name=f"{curve_name(c)} (peak {_gb(c.peak())})",
+                                 line={"width": 2, "color": MECHANISM_COLORS.get(c.mechanism),
+                                       "dash": PATTERN_DASH.get(c.pattern, "solid")},
+                                 hovertemplate=f"{curve_name(c)}: %{{x}} B -> %{{y:.1f}} GB/s<extra></extra>"))
+    swept = {c.mechanism for c in curves}
     span = [4096, 1 << 30]
     for r in model.roofs:  # mechanisms measured at one size only (an nvbandwidth import): their ceiling, flat
-        if r.resource == "link:nvlink" and r.kind == "measured" and r.mechanism not in swept and known(r.value):
+        if r.resource == "link:nvlink" and r.kind == "measured" and r.mechanism in COPY_MECHANISMS \
+                and r.mechanism not in swept and known(r.value):
             inferred = ", NVLink inferred" if "NVLink inferred" in r.basis else ""
-            fig.add_trace(go.Scatter(x=span, y=[gbps(r.value)] * 2, mode="lines",
+            fig.add_trace(go.Scatter(x=span, y=[gbps(r.value)] * 2, mode="lines", legendgroup="roofs",
                                      name=f"{r.mechanism} measured ceiling {_gb(r.value)} (one size{inferred})",
                                      line={"width": 1.5, "dash": "dot", "color": MECHANISM_COLORS.get(r.mechanism)}))
     spec = model.find("link:nvlink", "spec")
+    named = []
     if spec is not None and known(spec.value):
-        fig.add_hline(y=gbps(spec.value), line_dash="dash", annotation_text=f"NVLink spec {_gb(spec.value)}")
+        fig.add_hline(y=gbps(spec.value), line_dash="dash")
+        named.append((gbps(spec.value), f"NVLink spec {_gb(spec.value)}"))
+    if curves:  # the measured roof named on the plot, at its height
+        best = max(curves, key=lambda c: c.peak())
+        named.append((gbps(best.peak()), f"{MECHANISM_NAMES.get(best.mechanism, best.mechanism)} {_gb(best.peak())} "
+                                         "(measured)"))
+    label_roofs(fig, named)
+    half = _half_size(curves)
+
+    def judged(size: float, bw: float) -> tuple[str, str]:
+        """(fraction of the roof at this size, limiter and why) for a point at `size` moving `bw` B/s."""
+        if roof is None or size <= 0:
+            return "no copy roof swept", "limiter unknown (no NVLink sweep in this profile)"
+        top, name = roof[0](size)
+        frac = f"{bw / top:.0%} of the best copy roof here ({name}, {_gb(top)})" if top > 0 else "roof unknown"
+        if half and size < half:
+            why = (f"latency-bound: below {format_size(half)}, where the best mechanism reaches half its peak, "
+                   "a call's fixed cost dominates")
+        else:
+            why = "link-bound: above the best mechanism's half-peak size, bytes over the link dominate"
+        return frac, why
+
+    dots: list[tuple[str, dict, list]] = []  # (legend group, trace args, times) drawn after sizes are known
+    if profile is not None:
+        by: dict[str, list[Any]] = {}
+        for m in profile.measurements:
+            if m.spec.mechanism != "nccl" or m.spec.params.get("in_place") or \
+                    m.spec.params.get("rank_time") == "this rank" or m.spec.params.get("timing") == "host_launch":
+                continue
+            bw = m.busbw_bytes_per_s
+            if bw == bw and bw > 0 and m.spec.message_bytes:
+                dtype = str(m.spec.params.get("dtype") or "")
+                by.setdefault(f"{m.spec.pattern}{' ' + dtype if dtype else ''} ({m.source})", []).append(m)
+        for name, ms in sorted(by.items()):
+            coll = ms[0].spec.pattern
+            text = []
+            for m in ms:
+                frac, why = judged(m.spec.message_bytes, m.busbw_bytes_per_s)
+                text.append(f"NCCL {name}, {format_size(m.spec.message_bytes)}<br>measured {format_time(m.median_s)}"
+                            f", busbw {_gb(m.busbw_bytes_per_s)}<br>{frac}<br>{why}")
+            dots.append(("nccl", dict(x=[m.spec.message_bytes for m in ms], y=[gbps(m.busbw_bytes_per_s) for m in ms],
+                                      name=f"NCCL {name}", customdata=text, legendgroup=f"nccl {coll}",
+                                      marker={"color": COLLECTIVE_COLORS.get(coll, "#7f7f7f"), "opacity": 0.75,
+                                              "symbol": "circle"}),
+                         [m.median_s for m in ms]))
     pts = [p for p in placements if not p.workload.flops and p.workload.message_bytes
-           and p.workload.link_bytes.get("nvlink")]
+           and p.workload.link_bytes.get("nvlink") and p.measured_time_s > 0]
     if pts:
-        fig.add_trace(go.Scatter(
-            x=[p.workload.message_bytes for p in pts],
-            y=[gbps(p.workload.link_bytes["nvlink"] / p.measured_time_s) for p in pts], mode="markers",
-            name="placed collectives", marker={"size": 11, "symbol": "diamond", "color": "black"},
-            text=[f"{p.workload.name}<br>{p.fraction_of_roofline:.0%} of roofline ({p.ceilings_kind}), "
-                  f"limiter {p.limiter}" for p in pts], hovertemplate="%{text}<extra></extra>"))
-    fig.update_xaxes(title="message size", **size_axis([x for t in fig.data for x in (t.x or ()) if x]))
-    fig.update_yaxes(title="link bandwidth per GPU (GB/s)",
+        text = []
+        for p in pts:
+            bw = p.workload.link_bytes["nvlink"] / p.measured_time_s
+            frac, why = judged(p.workload.message_bytes, bw)
+            text.append(f"{_placement_hover(p)}<br>{frac}<br>{why}")
+        dots.append(("placed", dict(x=[p.workload.message_bytes for p in pts],
+                                    y=[gbps(p.workload.link_bytes["nvlink"] / p.measured_time_s) for p in pts],
+                                    name="placed: communication", customdata=text, legendgroup="placed",
+                                    marker={"color": "black", "symbol": "diamond"}), [p.measured_time_s for p in pts]))
+    if trace_report is not None:
+        rows: dict[str, list[Any]] = {}
+        for r in trace_report.rows:
+            if r.call.busbw and r.call.size_bytes and r.call.group_size and r.call.group_size > 1:
+                rows.setdefault(f"{r.call.collective} {r.call.dtype} x{r.call.group_size}", []).append(r)
+        for name, rs in sorted(rows.items()):
+            rs = rs[:TRACE_CALLS_DRAWN]
+            text = []
+            for r in rs:
+                frac, why = judged(r.call.size_bytes, r.call.busbw)
+                nccl = f"{r.fraction_of_nccl:.0%} of NCCL here" if r.fraction_of_nccl else "no NCCL figure here"
+                text.append(f"trace call {name}, rank {r.call.rank}, {format_size(r.call.size_bytes)}<br>measured "
+                            f"{format_time(r.call.duration_s)}, busbw {_gb(r.call.busbw)}, {nccl}<br>{frac}<br>{why}")
+            dots.append(("trace", dict(x=[r.call.size_bytes for r in rs], y=[gbps(r.call.busbw) for r in rs],
+                                       name=f"trace: {name}", customdata=text, legendgroup=f"trace {name}",
+                                       marker={"color": COLLECTIVE_COLORS.get(rs[0].call.collective, "#7f7f7f"),
+                                               "symbol": "diamond", "line": {"color": "black", "width": 1}}),
+                         [r.call.duration_s for r in rs]))
+    size = _time_sizes([t for _, _, ts in dots for t in ts])
+    for _, args, ts in dots:
+        args["marker"]["size"] = [size(t) for t in ts]
+        fig.add_trace(go.Scatter(mode="markers", hovertemplate="%{customdata}<extra></extra>", **args))
+    fig.update_xaxes(title="message size (bytes)", **size_axis([x for t in fig.data for x in (t.x or ()) if x]))
+    fig.update_yaxes(title="link bandwidth per GPU (GB/s; bus bandwidth for collectives)",
                      **gbps_axis([y for t in fig.data for y in (t.y or ())]
                                  + ([gbps(spec.value)] if spec is not None and known(spec.value) else [])))
-    fig.update_layout(title="Bandwidth roofline (communication without FLOPs, log-log)", template="plotly_white",
-                      height=480)
+    what = [w for w, k in (("NCCL baselines", "nccl"), ("placed calls", "placed"), ("trace calls", "trace"))
+            if any(d[0] == k for d in dots)]
+    fig.update_layout(title="Communication roofline (log-log): " + (", ".join(what) + " as dots sized by time, "
+                      if what else "") + "under the copy mechanisms' measured roofs",
+                      template="plotly_white", height=720, legend={"groupclick": "togglegroup", "font": {"size": 10}})
     return fig
 
 
@@ -342,7 +515,7 @@ def bandwidth_sweep_figure(model: MachineModel, pattern: str | None = None) -> g
     spec = model.find("link:nvlink", "spec")
     if spec is not None and known(spec.value):
         fig.add_hline(y=gbps(spec.value), line_dash="dash", annotation_text=f"NVLink spec {_gb(spec.value)}")
-    fig.update_xaxes(title="message size", **size_axis([x for t in fig.data for x in (t.x or ()) if x]))
+    fig.update_xaxes(title="message size (bytes)", **size_axis([x for t in fig.data for x in (t.x or ()) if x]))
     fig.update_yaxes(title="GB/s", **gbps_axis([y for t in fig.data for y in (t.y or ())]
                                                + ([gbps(spec.value)] if spec is not None and known(spec.value) else [])))
     fig.update_layout(title="Bandwidth by message size and mechanism (log-log)", template="plotly_white", height=500,
@@ -632,7 +805,7 @@ def collectives_figure(profile, model: MachineModel | None = None) -> go.Figure:
                               annotation_text=f"NVLink {kind} {r.mechanism} {_gb(r.value)}")
     roofs = [gbps(r.value) for kind in ("spec", "measured") if model is not None
              for r in [model.find("link:nvlink", kind)] if r is not None and known(r.value)]
-    fig.update_xaxes(title="message size", **size_axis([x for t in fig.data for x in (t.x or ()) if x]))
+    fig.update_xaxes(title="message size (bytes)", **size_axis([x for t in fig.data for x in (t.x or ()) if x]))
     fig.update_yaxes(title="bus bandwidth (GB/s)", **gbps_axis([y for t in fig.data for y in (t.y or ())] + roofs))
     fig.update_layout(title="Collectives: bus bandwidth by size (log-log)", template="plotly_white", height=480,
                       legend={"groupclick": "togglegroup"})
@@ -722,8 +895,8 @@ def fits_figure(fits: Sequence[Any]) -> go.Figure:
                                                    f"{_gb(seg.bandwidth_bytes_per_s)} (curve parameters, not the "
                                                    "link's latency or bandwidth)<extra></extra>"))
     times = [t * 1e6 for f in fits for _, t in f.points]
-    fig.update_xaxes(title="message size", **size_axis(sizes))
-    fig.update_yaxes(type="log", title="time per message", **(_decades(min(times), max(times), _us_tick)
+    fig.update_xaxes(title="message size (bytes)", **size_axis(sizes))
+    fig.update_yaxes(type="log", title="time per message (µs; ticks in ns, us, ms)", **(_decades(min(times), max(times), _us_tick)
                                                                if times else {}))
     fig.update_layout(title="Fits of a + size / b: measured points and fitted segments (curve parameters, not link "
                             "properties)", template="plotly_white",
@@ -881,7 +1054,7 @@ def trace_collectives_figure(report: Any, profile: Any, model: MachineModel | No
             customdata=[f"rank {r.call.rank}, {r.call.duration_s * 1e6:.1f} us"
                         + (f", {r.fraction_of_nccl:.0%} of NCCL here" if r.fraction_of_nccl else "") for r in rows],
             hovertemplate="%{x} B: %{y:.1f} GB/s<br>%{customdata}<extra></extra>"))
-    fig.update_xaxes(title="message size", **size_axis([x for t in fig.data for x in (t.x or ()) if x]))
+    fig.update_xaxes(title="message size (bytes)", **size_axis([x for t in fig.data for x in (t.x or ()) if x]))
     fig.update_yaxes(**gbps_axis([y for t in fig.data for y in (t.y or ())]))
     fig.update_layout(title="The trace's collectives over this machine's NCCL (bus bandwidth by size, log-log)")
     return fig

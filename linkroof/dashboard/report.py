@@ -26,7 +26,7 @@ MISSING = {
     "Blocks": "no block-count sweep: `linkroof bench` (default or full suite, peer_sm)",
     "Collectives": "no collectives: `linkroof bench --only nccl`, or `linkroof import nccl-tests FILE`",
     "Roofline": "no compute ceiling: `linkroof bench --only compute`",
-    "Bandwidth roofline": "no NVLink bandwidth: `linkroof bench` (sweeps, NCCL) or an import gives one",
+    "Communication roofline": "no NVLink bandwidth: `linkroof bench` (sweeps, NCCL) or an import gives one",
 }
 
 
@@ -81,7 +81,7 @@ def _all_figures(profile: Profile) -> list[tuple[str, Any]]:
             ("Collectives", F.collectives_figure(profile, model)),
             ("Roofline", roof),
             ("Roofline (HBM), placed kernels and calls", hbm_roof),
-            ("Bandwidth roofline", F.bandwidth_roofline_figure(model, list(profile.placements)))]
+            ("Communication roofline", F.bandwidth_roofline_figure(model, list(profile.placements), profile))]
     if profile.placements:
         figs.append(("Speed of light", F.speed_of_light_figure(list(profile.placements))))
     if any(p.decomposition_s for p in profile.placements):
@@ -111,7 +111,8 @@ def trace_html(profile: Profile, traces: list) -> str:
     report = analyze(traces, profile)
     model = MachineModel.from_profile(profile)
     figs = [("Trace: timeline", F.trace_timeline_figure(report)),
-            ("Trace: collectives over this machine's NCCL", F.trace_collectives_figure(report, profile, model))]
+            ("Trace: collectives over this machine's NCCL", F.trace_collectives_figure(report, profile, model)),
+            ("Trace: calls on the communication roofline", F.bandwidth_roofline_figure(model, (), None, report))]
     out = [f"<h2>{escape(t)}</h2>" + pio.to_html(f, include_plotlyjs=False, full_html=False)
            for t, f in figs]
 
