@@ -44,8 +44,10 @@ class Table(RichTable):
 
         table, dropped = self, []
         drawn = list(RichTable.__rich_console__(table, console, options))
+        whole = _cut_marks(list(RichTable.__rich_console__(table, console, options.update_width(10 ** 5))))
         for name in self.drop:
-            if _drawn_width(drawn) <= options.max_width and _least_width(table, console, options) <= options.max_width:
+            if _drawn_width(drawn) <= options.max_width and _least_width(table, console, options) <= options.max_width \
+                    and _cut_marks(drawn) <= whole:  # no cell cut short ('…') that is whole when wide
                 break
             table = copy.copy(table)
             table.columns = [c for c in table.columns if c.header != name]
@@ -66,6 +68,11 @@ def _least_width(table: RichTable, console: Any, options: Any) -> int:
     squeeze a column to one character a line), with padding and borders."""
     wide = options.update_width(10 ** 5)
     return sum(table._measure_column(console, wide, c).minimum for c in table.columns) + table._extra_width
+
+
+def _cut_marks(segments: list[Any]) -> int:
+    """How many cells rich cut short with an ellipsis in a drawn table."""
+    return sum(seg.text.count("…") for seg in segments)
 
 
 def _drawn_width(segments: list[Any]) -> int:
@@ -337,10 +344,14 @@ def decomposition_view(placements: list[Any]) -> Group:
 def advice_view(advice: Any) -> Group:
     from .roofline.summaries import SATURATION_SHARE
 
-    t = Table(title=f"Moving {format_size(advice.size)} ({advice.pattern})", title_justify="left")
+    blocks = f"Blocks for {SATURATION_SHARE:.0%}"  # the share the block counts are found at (summaries)
+    # the key and the figures at this size stay whole; the details are left out in this
+    # order where the terminal is too narrow for them
+    t = Table(title=f"Moving {format_size(advice.size)} ({advice.pattern})", title_justify="left",
+              drop=(blocks, "50% of peak at", "Link", "90% of peak at", "Peak"))
     for col in ("Mechanism", "Link", "At this size", "Time per message", "Peak", "50% of peak at", "90% of peak at",
-                f"Blocks for {SATURATION_SHARE:.0%}"):  # the share the block counts are found at (summaries)
-        t.add_column(col)
+                blocks):
+        t.add_column(col, no_wrap=col in ("Mechanism", "At this size", "Time per message"))
     for m in sorted(advice.mechanisms, key=lambda m: m.time_s):
         bw = format_value(m.bandwidth_bytes_per_s, "B/s") + (" (bus)" if m.dtype else "")
         t.add_row(m.mechanism, m.link, bw, format_time(m.time_s),

@@ -52,6 +52,15 @@ CASES = {
     "runs-show-reference.txt": ["runs", "show", "{id}"],
     "runs-show-reference.json": ["runs", "show", "{id}", "--json"],
 }
+TRACE = str(Path(__file__).parent / "data" / "traces" / "h200x1_torch2.11_rank0.json.gz")
+TWO_RANKS = [str(Path(__file__).parent / "data" / "traces" / f"hta_sampled_rank{r}.json.gz") for r in (0, 1)]
+# the tables at three terminal widths: the key and the figures whole at each, details left
+# out in the stated order where they cannot fit (render.Table)
+for _w in (80, 100, 200):
+    CASES[f"roofline-reference-w{_w}.txt"] = ["--width", str(_w), "roofline", "--profile", "reference"]
+    CASES[f"trace-h200x1-w{_w}.txt"] = ["--width", str(_w), "trace", TRACE, "--profile", "reference"]
+    CASES[f"trace-two-ranks-w{_w}.txt"] = ["--width", str(_w), "trace", *TWO_RANKS, "--profile", "reference"]
+    CASES[f"advise-reference-w{_w}.txt"] = ["--width", str(_w), "advise", "--profile", "reference", "--size", "1MiB"]
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -62,4 +71,9 @@ def test_golden_output(name, tmp_path, monkeypatch):
     if "{id}" in CASES[name]:
         _run(["runs", "import", str(BUNDLED)], store)
     args = [a.replace("{id}", pid) for a in CASES[name]]
-    _check(name, _run(args, store))
+    text = _run(args, store)
+    if args[0] == "--width":  # no line wider than asked, and the key column's header whole
+        assert max(len(line) for line in text.splitlines()) <= int(args[1])
+        key = {"roofline": "Resource", "trace": "Collective", "advise": "Mechanism"}[args[2]]
+        assert key in text
+    _check(name, text)
