@@ -719,6 +719,8 @@ MAX_DEPTH = 64  # a profile nests about 8 deep; far deeper is not a linkroof doc
 
 def loads(text: str | bytes, expected: type | None = None) -> Any:
     """Parse a JSON document; `expected` (e.g. Profile) checks the document's type."""
+    if not isinstance(text, (str, bytes, bytearray)):  # a store row's NULL document, written by another tool
+        raise SchemaError(f"no document (a {type(text).__name__}, not JSON text)")
     try:
         data = json.loads(text)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
@@ -825,6 +827,8 @@ def _validate(tp: type, fields: dict[str, Any], path: str) -> None:
         pid = fields["id"]
         if not pid.strip():
             raise bad("id", "must not be empty")
+        if not fields.get("topologies"):  # every view places the figures on a machine: none is nothing to show
+            raise bad("topologies", "a profile describes at least one machine (an import names a bare one)")
         if len(pid) > 128 or any(not c.isprintable() for c in pid):
             raise bad("id", "an id is at most 128 characters of plain text (no control characters)")
         gpus = sum(len(t.gpus) for t in fields["topologies"])

@@ -143,18 +143,22 @@ def cpulist(cpus: list[int] | tuple[int, ...]) -> str:
     return ",".join(out)
 
 
+MAX_CPU = 1 << 16  # Linux's NR_CPUS is at most 8192; a cpulist naming CPUs past this is not a kernel's
+
+
 def parse_cpulist(text: str) -> list[int]:
-    """'0-3,8' -> [0,1,2,3,8]; '' -> []."""
+    """'0-3,8' -> [0,1,2,3,8]; '' -> []. ValueError for a CPU id past MAX_CPU (a damaged
+    or hostile recording's '0-999999999' would otherwise build a billion-entry list)."""
     cpus: list[int] = []
     for part in text.strip().split(","):
         part = part.strip()
         if not part:
             continue
-        if "-" in part:
-            a, b = part.split("-", 1)
-            cpus.extend(range(int(a), int(b) + 1))
-        else:
-            cpus.append(int(part))
+        a, _, b = part.partition("-")
+        lo, hi = int(a), int(b or a)
+        if hi >= MAX_CPU or len(cpus) + hi - lo >= MAX_CPU:
+            raise ValueError(f"not a kernel cpulist: CPU {hi} is past {MAX_CPU - 1}")
+        cpus.extend(range(lo, hi + 1))
     return cpus
 
 

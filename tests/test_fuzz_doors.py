@@ -286,3 +286,25 @@ def test_telemetry_door(tmp_path, data, kind):
         f.write_text(json.dumps(doc, allow_nan=True))
     holds_the_contract(tmp_path, ["telemetry", str(f), "--profile", "reference"], store_grows_by=(0,))
     holds_the_contract(tmp_path, ["telemetry", str(f), "--profile", "reference", "--json"], store_grows_by=(0,))
+
+
+@FUZZ
+@given(data=st.data())
+def test_trace_door(tmp_path, data):
+    """PyTorch profiler traces (`trace`): the recorded one-H200 trace with its events'
+    fields and top-level keys mutated, written plain or compressed."""
+    import gzip
+
+    src = json.loads(gzip.open(ROOT / "tests" / "data" / "traces" / "h200x1_torch2.11_rank0.json.gz", "rt").read())
+    events = src["traceEvents"]
+    picked = data.draw(st.lists(st.integers(0, len(events) - 1), min_size=1, max_size=6, unique=True))
+    doc = dict(src, traceEvents=list(events))
+    for i in picked:
+        doc["traceEvents"][i] = data.draw(json_mutations(events[i]))
+    if data.draw(st.booleans()):
+        doc = {k: v for k, v in doc.items() if k == "traceEvents"} | data.draw(
+            json_mutations({k: v for k, v in src.items() if k != "traceEvents"}))
+    body = json.dumps(doc, allow_nan=True).encode()
+    f = tmp_path / ("t.json.gz" if data.draw(st.booleans()) else "t.json")
+    f.write_bytes(gzip.compress(body) if f.suffix == ".gz" else body)
+    holds_the_contract(tmp_path, ["trace", str(f), "--profile", "reference", "--json"], store_grows_by=(0, 1))

@@ -32,8 +32,10 @@ def run(tmp_path, *args):
     return CliRunner().invoke(cli, ["--store", str(tmp_path / "s.sqlite"), *args], catch_exceptions=False)
 
 
-def test_check_passes_against_itself_and_fails_against_a_faster_baseline(tmp_path):
-    ok = run(tmp_path, "check", "--baseline", "reference", "--profile", "reference", "--junit", str(tmp_path / "a.xml"))
+def test_check_passes_a_slower_baseline_and_fails_against_a_faster_one(tmp_path):
+    slower = tmp_path / "slower.json"
+    slower.write_text(dumps(scaled(REF, 1 / 1.01, nvlink_ce)))  # the baseline's NVLink 1 % lower
+    ok = run(tmp_path, "check", "--baseline", str(slower), "--profile", "reference", "--junit", str(tmp_path / "a.xml"))
     assert ok.exit_code == 0, ok.output
     faster = tmp_path / "faster.json"
     faster.write_text(dumps(scaled(REF, 1.2, nvlink_ce)))  # the baseline's NVLink 20 % higher
@@ -47,6 +49,16 @@ def test_check_passes_against_itself_and_fails_against_a_faster_baseline(tmp_pat
     suite = ET.parse(tmp_path / "b.xml").getroot()
     assert int(suite.get("failures")) == len(failed) and int(suite.get("tests")) == len(doc["checks"])
     assert ET.parse(tmp_path / "a.xml").getroot().get("failures") == "0"
+
+
+@pytest.mark.parametrize("args", [["--profile", "reference"], []])
+def test_a_profile_checked_against_itself_has_nothing_to_check(tmp_path, args):
+    """The reference held to itself (named, or as here with no GPU and an empty store,
+    where the newest profile is the reference) passed '1000 of 1000 checks' and exited
+    0: there was nothing to check, and it says so with exit code 3."""
+    res = CliRunner().invoke(cli, ["--store", str(tmp_path / "s.sqlite"), "check", "--baseline", "reference", *args])
+    assert res.exit_code == 3, res.output
+    assert "nothing to check" in res.output and "checks passed" not in res.output
 
 
 def test_a_small_drop_within_the_threshold_passes():

@@ -366,7 +366,9 @@ def check(ctx: click.Context, baseline: str | None, which: str | None, threshold
     figure (matched on benchmark, mechanism, pattern, GPUs, size and parameters), and
     the topology a node must keep (GPUs, active NVLinks, PCIe generation and width).
     Exits 1 when any check fails: a degraded or down NVLink, PCIe trained at a lower
-    generation, a slow GEMM."""
+    generation, a slow GEMM; 3 when there was nothing to check (the profile is the
+    baseline itself, as with no GPU here and the reference as baseline, or they share no
+    figure); 2 for a bad option."""
     from ..roofline import gate
 
     if baseline is None and min_spec is None:
@@ -386,8 +388,10 @@ def check(ctx: click.Context, baseline: str | None, which: str | None, threshold
             report = gate.against_minimums(profile, minimums)
         else:
             base = _load_profile(ctx, baseline)
-            if base.id == profile.id and which is None:
-                click.echo(f"Note: checking profile {profile.id} against itself.", err=True)
+            if base.id == profile.id or (profile.measurements and base.measurements == profile.measurements):
+                raise UserError(f"nothing to check: the profile checked ({profile.id}) is the baseline itself"
+                                + (" (no GPU here to measure a fresh one)" if which is None else "")
+                                + "; measure this machine (a GPU and CuPy) or give --profile", exit_code=3)
             report = gate.against_baseline(profile, base, limit)
     if spec_share is not None:
         report.checks += gate.against_spec(profile, spec_share).checks
@@ -407,7 +411,7 @@ def check(ctx: click.Context, baseline: str | None, which: str | None, threshold
     if not report.compared:
         raise UserError("nothing was compared: the profile and the baseline share no figure"
                         + (", and the topology checks need what one side does not know (listed above)"
-                           if report.not_checked else ""))
+                           if report.not_checked else ""), exit_code=3)
     if not report.passed:
         raise UserError(f"{len(report.failed)} of {len(report.checks)} checks failed", exit_code=1)
 

@@ -127,13 +127,23 @@ def level_rank(level: str | Unknown) -> int:
     return LEVELS.index(level) if isinstance(level, str) and level in LEVELS else len(LEVELS)
 
 
+def _cpulist_ok(cpus: str) -> bool:
+    from ..units import parse_cpulist
+
+    try:
+        parse_cpulist(cpus)
+    except ValueError:
+        return False
+    return True
+
+
 def read_numa_nodes(fs: Any) -> list[tuple[int, str]]:
     nodes = []
     for entry in fs.listdir("/sys/devices/system/node") or []:
         m = re.fullmatch(r"node(\d+)", entry)
         if m:
             cpus = (fs.read(f"/sys/devices/system/node/{entry}/cpulist") or "").strip()
-            if not re.fullmatch(r"[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*", cpus):
+            if not re.fullmatch(r"[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*", cpus) or not _cpulist_ok(cpus):
                 cpus = ""  # not a kernel cpulist (a damaged recording): the node's CPUs unknown
             nodes.append((int(m.group(1)), cpus))
     return sorted(nodes)

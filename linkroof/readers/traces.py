@@ -90,7 +90,19 @@ class Trace:
 
 
 def _ns(us: Any) -> int:
-    return int(round(float(us) * 1000))
+    """Microseconds (a JSON number, as the profiler writes them) to integer ns; a string,
+    a bool or a missing value raises TypeError (the event is skipped and counted)."""
+    if type(us) is not float and type(us) is not int:
+        raise TypeError("a time that is not a number")
+    return int(round(us * 1000))
+
+
+def _dur_ns(e: dict) -> int:
+    """An event's duration in ns: never negative (a negative one raises ValueError)."""
+    d = _ns(e.get("dur", 0))
+    if d < 0:
+        raise ValueError("a negative duration")
+    return d
 
 
 def _open(p: Path) -> Any:
@@ -123,6 +135,10 @@ def _tid(e: dict) -> int:
 
 CHUNK = 8 << 20  # bytes read (decompressed) at a time
 MAX_EVENT = 64 << 20  # one event larger than this is not a profiler's: refused, never buffered whole
+# events in one rank's file: a 1 GB production trace holds 3.7 M (benchmarks/RESULTS.md, `linkroof
+# trace` at production size); past this the memory held grows without bound (a bomb of tiny events)
+MAX_EVENTS = 15_000_000  # 4 times the 1 GB trace's 3.7 M: about a minute's reading, a few GB held
+BOMB_AFTER, BOMB_RATIO = 64 << 20, 100  # past 64 MiB expanded, at over 100 times the compressed bytes: a bomb
 
 
 SPLIT_AT = 256 << 20  # a plain file this large is read in two processes (two halves at an event boundary)
@@ -233,6 +249,7 @@ def _events(p: Path, on_event: Any, start: int | None = None, limit: int | None 
     left = limit
     size = p.stat().st_size
     raw_file = getattr(f, "fileobj", None) or f  # a gzip file's progress is its compressed bytes read
+    got = [0]  # bytes decompressed
     try:
         if start is not None:
             f.seek(start)
@@ -247,6 +264,11 @@ def _events(p: Path, on_event: Any, start: int | None = None, limit: int | None 
             if left is not None:
                 left -= len(raw)
             eof = not raw
+            got[0] += len(raw)
+            if raw_file is not f and got[0] > BOMB_AFTER and got[0] > BOMB_RATIO * max(1, raw_file.tell()):
+                raise TraceError(f"{p}: its first {raw_file.tell():,} compressed bytes expand to {got[0] >> 20:,} MiB, "
+                                 f"over {BOMB_RATIO} times their size (a profiler's trace compresses 10 to 20 times): "
+                                 "a gzip bomb, not read further")
             buf += text_of.decode(raw, final=eof)
             if progress is not None:
                 progress(raw_file.tell(), size)
@@ -272,6 +294,15 @@ def _events(p: Path, on_event: Any, start: int | None = None, limit: int | None 
                                      "profiler finished writing it")
                 continue
             if buf[i] == "]":
+                tail = buf[i + 1:]  # what follows the array: the last keys, never a second array of events
+                while _HEAD.search(tail) is None and len(tail) < MAX_EVENT:
+                    before = len(buf)
+                    if not more():
+                        break
+                    tail += buf[before:]
+                if _HEAD.search(tail):
+                    raise TraceError(f"{p}: a second traceEvents array follows the first: two traces joined in one "
+                                     "file (give each rank's trace as its own file)")
                 return n
             try:
                 event, j = dec.raw_decode(buf, i)
@@ -290,7 +321,14 @@ def _events(p: Path, on_event: Any, start: int | None = None, limit: int | None 
                 continue
             except RecursionError:
                 raise TraceError(f"{p}: event {n + 1} is nested too deep to be a profiler's event") from None
+            except ValueError as e:  # a number of thousands of digits (Python's int limit), not a JSON error
+                raise TraceError(f"{p}: event {n + 1} does not decode ({str(e)[:80]}): not a profiler's event") \
+                    from None
             n += 1
+            if n > MAX_EVENTS:
+                raise TraceError(f"{p}: more than {MAX_EVENTS:,} events in one rank's trace (a few profiler steps hold "
+                                 "far fewer; a gzip file expanding to this many is not a profiler's): profile fewer "
+                                 "steps, or read it in parts")
             on_event(event)
             i = j
             if i > CHUNK:  # drop what was read
@@ -394,6 +432,11 @@ class _Collector:
         self.bad = 0
         self.shared: dict = {}  # one object per distinct name and grid: 1.2 M kernels of a few hundred names share them
         self.n = 0
+        # GPU events by (correlation, start), every one of the first 65536 correlation ids and
+        # one in 64 after: a second one with the same pair is an event given twice (a trace
+        # merged twice), then looked for in full
+        self.sampled: set = set()
+        self.twice = 0
 
     def merge(self, other: "_Collector") -> None:
         """The events of the part after this one's."""
@@ -405,6 +448,8 @@ class _Collector:
         self.cpu_steps += other.cpu_steps
         self.bad += other.bad
         self.n += other.n
+        self.twice += other.twice + len(self.sampled & other.sampled)
+        self.sampled |= other.sampled
 
     def __getstate__(self) -> dict:
         # activities as plain tuples: a slotted dataclass pickles through copyreg, several
@@ -423,7 +468,9 @@ class _Collector:
         if type(e) is not dict:
             return
         cat = e.get("cat")
-        kind = KINDS.get(cat)  # type: ignore[arg-type]
+        if type(cat) is not str:
+            return
+        kind = KINDS.get(cat)
         try:
             if kind is not None:
                 if e.get("ph") != "X":
@@ -434,7 +481,7 @@ class _Collector:
                 name = str(e.get("name", ""))
                 name = self.shared.setdefault(name, name)
                 start = _ns(e["ts"])
-                end = start + _ns(e.get("dur", 0))
+                end = start + _dur_ns(e)
                 copy_kind = ""
                 grid = block = (0, 0, 0)
                 if kind == "kernel":
@@ -443,9 +490,15 @@ class _Collector:
                 elif kind == "memcpy":
                     words = name.split()
                     copy_kind = words[1] if len(words) > 1 else ""
+                corr = int(args.get("correlation", 0) or 0)
                 self.acts.append(Activity(kind, name, int(args.get("device", 0) or 0), int(args.get("stream", 0) or 0),
-                                     start, end, int(args.get("correlation", 0) or 0), grid, block,
-                                     int(args.get("bytes", 0) or 0), copy_kind))
+                                     start, end, corr, grid, block, int(args.get("bytes", 0) or 0), copy_kind))
+                if corr and (corr < 65536 or not corr & 63):
+                    key = (corr, start)
+                    if key in self.sampled:
+                        self.twice += 1
+                    else:
+                        self.sampled.add(key)
                 # a kernel's args are kept only where they can hold a collective's facts: the rest is memory
                 self.kargs.append(args if "Collective name" in args or "nccl" in name.lower() else NO_ARGS)
             elif cat in RUNTIME:
@@ -461,12 +514,12 @@ class _Collector:
                 if cat == "gpu_user_annotation":
                     if step:
                         start = _ns(e["ts"])
-                        self.gpu_steps.append((name, start, start + _ns(e.get("dur", 0))))
+                        self.gpu_steps.append((name, start, start + _dur_ns(e)))
                     return
                 if not step and not name.startswith(COMM_OP_PREFIXES):
                     return
                 start = _ns(e["ts"])
-                end = start + _ns(e.get("dur", 0))
+                end = start + _dur_ns(e)
                 if step:
                     self.cpu_steps.append((name, start, end))
                 else:
@@ -487,16 +540,26 @@ def read_trace(path: str | Path, progress: Any = None) -> Trace:
     meta, seen_events = _stream(p, col, progress)
     acts, kargs, launches, ops = col.acts, col.kargs, col.launches, col.ops
     gpu_steps, cpu_steps = col.gpu_steps, col.cpu_steps
+    acts, kargs, dropped = _once(acts, kargs) if col.twice else (acts, kargs, 0)
+    ops, dropped_ops = _ops_once(ops)
+    gpu_steps, cpu_steps = list(dict.fromkeys(gpu_steps)), list(dict.fromkeys(cpu_steps))  # a step given twice: once
     if not seen_events and "traceEvents" not in meta:
         raise TraceError(f"{p}: no traceEvents: not a Chrome / PyTorch profiler trace")
+    if not acts and col.bad:
+        raise TraceError(f"{p}: no usable GPU event: {col.bad} of {seen_events} events have fields of the wrong type "
+                         "(ts or dur not a number, a negative dur, device, stream or grid not an integer)")
     if not acts:
         kineto = "deviceProperties" in meta or "schemaVersion" in meta or launches
         raise TraceError(f"{p}: no GPU events (kernels, copies or memsets) in {seen_events} events: " +
                          ("a PyTorch profiler trace taken without ProfilerActivity.CUDA" if kineto else
                           "a Chrome trace from another tool, not a PyTorch profiler trace"))
     dist = meta.get("distributedInfo") if isinstance(meta.get("distributedInfo"), dict) else {}
+    malformed = [k for k, want in (("distributedInfo", dict), ("deviceProperties", list))
+                 if meta.get(k) is not None and not isinstance(meta.get(k), want)]
+    if not isinstance(dist.get("pg_config", []), list):
+        malformed.append("distributedInfo.pg_config")
     groups = {}
-    for g in dist.get("pg_config") or []:
+    for g in dist.get("pg_config") if isinstance(dist.get("pg_config"), list) else []:
         if isinstance(g, dict) and isinstance(g.get("pg_size"), int) and g.get("pg_size") > 0:
             groups[str(g.get("pg_name", ""))] = g["pg_size"]
     # a step on the GPU: from the first to the last activity its host step launched (the
@@ -510,12 +573,45 @@ def read_trace(path: str | Path, progress: Any = None) -> Trace:
         notes.append("no ProfilerStep in the trace: the whole trace is one step")
     if col.bad:
         notes.append(f"{col.bad} event(s) with fields of the wrong type (ts, dur, grid, ...) were skipped")
+    if dropped or dropped_ops:
+        notes.append(f"{dropped} GPU event(s) and {dropped_ops} collective op(s) appear twice, the same in every "
+                     "field (a trace merged twice?): each counted once")
+    if malformed:
+        notes.append(f"{', '.join(malformed)} of the wrong type: ignored")
     if world and not groups:
         notes.append(f"distributedInfo gives world_size {world} and no pg_config: a call's group is the world only "
                      "if it ran on the default group, which this trace does not record (its group stays unknown "
                      "where its ops name none)")
-    return Trace(str(p), rank, world, str(dist.get("backend", "")), list(meta.get("deviceProperties") or []),
+    props = [d for d in meta.get("deviceProperties") or [] if isinstance(d, dict)] \
+        if isinstance(meta.get("deviceProperties"), list) else []
+    return Trace(str(p), rank, world, str(dist.get("backend", "")), props,
                  acts, kargs, launches, CommOps(ops), steps, groups, notes=notes)
+
+
+def _once(acts: list[Activity], kargs: list[dict]) -> tuple[list[Activity], list[dict], int]:
+    """The GPU events with those given twice (the same in every field) kept once."""
+    seen: set = set()
+    keep_a, keep_k = [], []
+    for a, k in zip(acts, kargs):
+        key = (a.kind, a.name, a.device, a.stream, a.start_ns, a.end_ns, a.correlation)
+        if key in seen:
+            continue
+        seen.add(key)
+        keep_a.append(a)
+        keep_k.append(k)
+    return keep_a, keep_k, len(acts) - len(keep_a)
+
+
+def _ops_once(ops: list[CommOp]) -> tuple[list[CommOp], int]:
+    """The host's collective ops with those given twice (name, thread, start, end) kept once."""
+    seen: set = set()
+    out = []
+    for o in ops:
+        key = (o.name, o.tid, o.start_ns, o.end_ns)
+        if key not in seen:
+            seen.add(key)
+            out.append(o)
+    return out, len(ops) - len(out)
 
 
 def _gpu_windows(cpu_steps: list[tuple[str, int, int]], acts: list[Activity],
