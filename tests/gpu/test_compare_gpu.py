@@ -72,10 +72,13 @@ def test_torch_examples_run_under_torchrun(tmp_path, example, workload):
     sent = max(v["nvlink_tx"] for v in doc["counter_bytes_per_call"].values())
     assert sent == pytest.approx(measured["workload"]["link_bytes"]["nvlink"], rel=0.05)
     assert "destroy_process_group() was not called" not in res.stderr
-    # the cost model: its bound never below the bandwidth-only one, the measured time decomposed
+    # the cost model's bound at or under the measured time (a bound above it would be a
+    # wrong ceiling, not a fast call), and the measured time decomposed from the timeline
+    # with most of it explained (a decomposition that sums to the time by construction
+    # says nothing unless its parts were measured)
     d = measured["decomposition_s"]
-    assert d and sum(d.values()) == pytest.approx(measured["measured_time_s"], rel=1e-6)
-    assert measured["cost_bound_s"] >= measured["bound_time_s"]
+    assert measured["cost_bound_s"] <= measured["measured_time_s"] * 1.01
+    assert d.get("unexplained", 0.0) < 0.5 * measured["measured_time_s"], d
     assert doc["launch_share_s"] is not None or any("no gated pass" in n or "another clock state" in n
                                                     for n in doc["notes"])
 

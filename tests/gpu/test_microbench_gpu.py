@@ -1,5 +1,6 @@
 """On the accelerator: every benchmark family runs and verifies, figures fall between
-half the reference and the line rate, a broken copy is caught, and small-message
+0.85 of the reference measured on 2xH200 and the link's data rate (never its line rate,
+which is above what any copy can move), a broken copy is caught, and small-message
 figures do not move when Python is slowed down."""
 
 import time
@@ -12,11 +13,14 @@ from gpuinfo import needs_two
 pytestmark = pytest.mark.gpu
 MiB = 1 << 20
 
-# 2xH200 references (shared/anchor-outputs, nvbandwidth) and link limits, bytes/s
-NVLINK_LINE = 478.125e9
-PCIE_LINE = 63.0e9
-REF = {"p2p_ce": 393.8e9, "p2p_sm": 370.0e9, "h2d": 55.3e9, "local_ce": 2079e9}
+# 2xH200 references (shared/anchor-outputs, nvbandwidth; the bundled profile) and the
+# links' data rates (after encoding: what a copy can at most move), bytes/s
+NVLINK_DATA = 450e9  # H200 NVLink 4, 18 links, one direction
+PCIE_DATA = 63.0e9  # PCIe Gen5 x16 after 128b/130b
+REF = {"p2p_ce": 393.8e9, "p2p_sm": 370.0e9, "h2d": 55.3e9, "local_ce": 2079e9, "hbm_read": 4510e9,
+       "hbm_write": 4250e9, "gemm_fp16": 814e12, "fma_fp32": 64.8e12}
 HBM_SPEC = 4.8e12
+CLOSE = 0.85  # a figure below this share of the reference is a regression, not noise (spread under 1 %)
 
 
 def cupy_or_skip():
@@ -35,13 +39,13 @@ def test_host_links():
 
     for direction in ("h2d", "d2h"):
         (m,) = copies.host_copy(0, direction, 256 * MiB, 5)
-        within(m, 0.5 * REF["h2d"], PCIE_LINE)
+        within(m, CLOSE * REF["h2d"], PCIE_DATA)
         (m,) = copies.host_copy(0, direction, 64 * MiB, 3, pinned=False)
         assert m.verified and m.spec.params["host_memory"] == "pageable"
-        assert m.bandwidth_bytes_per_s < PCIE_LINE
+        assert m.bandwidth_bytes_per_s < PCIE_DATA
     parts = copies.host_bidir(0, 128 * MiB, 3)
     assert len(parts) == 3 and all(p.verified for p in parts)
-    assert parts[2].bandwidth_bytes_per_s < 2 * PCIE_LINE
+    assert 1.5 * CLOSE * REF["h2d"] < parts[2].bandwidth_bytes_per_s < 2 * PCIE_DATA  # both ways at once
 
 
 def test_local_hbm():
@@ -51,12 +55,12 @@ def test_local_hbm():
     # A copy reads and writes every byte: counted as bytes copied it can reach at most half
     # of HBM's 4.8 TB/s (a read+write double count would land above that bound)
     (m,) = copies.local_copy(0, "ce", 512 * MiB, 5)
-    within(m, 0.8 * REF["local_ce"], HBM_SPEC / 2)
+    within(m, CLOSE * REF["local_ce"], HBM_SPEC / 2)
     (m,) = copies.local_copy(0, "sm", 512 * MiB, 5, loops=2)
-    within(m, 0.5 * REF["local_ce"], HBM_SPEC / 2)
-    for fn in (local.read_only, local.write_only):
+    within(m, 0.8 * REF["local_ce"], HBM_SPEC / 2)
+    for fn, ref in ((local.read_only, REF["hbm_read"]), (local.write_only, REF["hbm_write"])):
         (m,) = fn(0, 512 * MiB, 5)
-        within(m, 1e12, 4.8e12)
+        within(m, CLOSE * ref, HBM_SPEC)
 
 
 def test_compute():
@@ -65,9 +69,9 @@ def test_compute():
 
     m = compute.gemm(0, "fp16", n=4096, reps=5)
     assert m.verified, m.verification
-    assert 300e12 < m.flop_rate < 1000e12
+    assert 0.6 * REF["gemm_fp16"] < m.flop_rate <= 989.5e12  # 4096^3 reaches less than 8192^3; the spec's dense
     m = compute.fma_peak(0, reps=3)
-    assert 20e12 < m.flop_rate < 70e12
+    assert CLOSE * REF["fma_fp32"] < m.flop_rate <= 67e12
 
 
 def test_latency_single_gpu():
@@ -91,7 +95,7 @@ def test_peer_copies(mechanism, mode):
 
     params = {"loops": 4} if mechanism != "ce" else {}
     (m,) = copies.peer_copy(0, 1, mode, mechanism, 256 * MiB, 5, **params)
-    within(m, 0.5 * REF["p2p_sm"], NVLINK_LINE)
+    within(m, CLOSE * REF["p2p_sm"], NVLINK_DATA)
     assert m.spec.params["issuer"] == (1 if mode == "read" else 0)
 
 
@@ -106,7 +110,7 @@ def test_bidir_and_concurrency():
     # Both directions at once over full-duplex links: the total must be well above one
     # direction alone (done one after the other it would be about 1.0x); 2xH200: 783.7 / 396.3
     assert total.bandwidth_bytes_per_s > 1.8 * one.bandwidth_bytes_per_s
-    within(total, 1.8 * REF["p2p_ce"], 2 * NVLINK_LINE)
+    within(total, 1.8 * REF["p2p_ce"], 2 * NVLINK_DATA)
     ms = copies.concurrent("all_to_all", [0, 1], 128 * MiB, 3)
     assert all(m.verified for m in ms)
     assert {m.spec.name for m in ms} >= {"all_to_all_bandwidth", "all_to_all_total_bandwidth"}
@@ -119,7 +123,7 @@ def test_peer_without_peer_access_is_staged():
 
     (m,) = copies.peer_copy(0, 1, "write", "ce", 64 * MiB, 3, peer_access=False)
     assert m.verified and m.spec.name == "p2p_staged_bandwidth"
-    assert m.bandwidth_bytes_per_s < PCIE_LINE  # through host memory, not NVLink
+    assert m.bandwidth_bytes_per_s < PCIE_DATA  # through host memory, not NVLink
     copies.peer_copy(0, 1, "write", "ce", 16 * MiB, 2)  # and peer access comes back
 
 
