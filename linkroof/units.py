@@ -12,12 +12,19 @@ import re
 _BINARY = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
+_DECIMAL = {"": 1, "K": 10 ** 3, "M": 10 ** 6, "G": 10 ** 9, "T": 10 ** 12}
+
+
 def parse_size(text: str) -> int:
-    """'64K' -> 65536, '1G' -> 2**30, '512' -> 512. Suffixes are binary (K = 1024)."""
-    m = re.fullmatch(r"\s*(\d+)\s*([KMGT]?)(i?B)?\s*", str(text), re.IGNORECASE)
+    """A size as linkroof prints them: '64KiB' -> 65536 and '1GiB' -> 2**30 (binary),
+    '1GB' -> 10**9 and '4KB' -> 4000 (decimal, as every 'GB' linkroof prints means);
+    a bare suffix is nccl-tests' (binary): '64K' -> 65536, '1G' -> 2**30; '512' -> 512."""
+    m = re.fullmatch(r"\s*(\d+)\s*([KMGT]?)(iB|B)?\s*", str(text), re.IGNORECASE)
     if not m:
-        raise ValueError(f"not a size: {text!r} (examples: 8, 4K, 64KiB, 1G)")
-    return int(m.group(1)) * _BINARY[m.group(2).upper()]
+        raise ValueError(f"not a size: {text!r} (examples: 8, 4K, 64KiB, 1GiB, 1GB = 10^9 bytes)")
+    unit = m.group(3) or ""
+    table = _DECIMAL if unit.upper() == "B" and m.group(2) else _BINARY
+    return int(m.group(1)) * table[m.group(2).upper()]
 
 
 MAX_MESSAGE = 1 << 40  # 1 TiB: more than any GPU's memory, the largest message a sweep may ask for

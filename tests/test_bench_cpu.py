@@ -313,8 +313,21 @@ def test_throttle_counters_mark_a_benchmark_throttled_while_it_ran_not_after():
                           throttle=lambda: next(reads))
     first, second = res.measurements
     assert len(first.warnings) == 1 and first.warnings[0].startswith(
-        "GPU0 throttled during the benchmark: sw_power_cap 250.0 ms of ")
+        "GPU0 throttled during the benchmark: sw_power_cap ")
+    assert "the counter grew 250.0 ms" in first.warnings[0]  # the stand-in benchmark took far less than 250 ms
     assert second.warnings == ()
+
+
+def test_throttle_time_is_said_within_the_benchmarks_own_window():
+    """NVML's violation counters lag: a delta of 59.5 ms over a 30 ms window was printed
+    as '59.5 ms of 0.03 s'. The time said is never above the window, and the lag is said."""
+    from linkroof.profiler.environment import throttled_during
+
+    lag = throttled_during({0: {"sw_power_cap": 0.0}}, {0: {"sw_power_cap": 59.5e6}}, 0.030)[0]
+    assert "sw_power_cap 30.0 ms (the counter grew 59.5 ms" in lag and lag.endswith("of its 30.0 ms window")
+    inside = throttled_during({0: {"hw_slowdown": 1e6}}, {0: {"hw_slowdown": 11e6}}, 0.030)[0]
+    assert "hw_slowdown 10.0 ms of its 30.0 ms window" in inside and "lags" not in inside
+    assert throttled_during({0: {"hw_slowdown": 1e6}}, {0: {"hw_slowdown": 1e6}}, 0.030) == {}
 
 
 def test_simultaneous_window_counts_the_slowest_lane_not_rates_by_index():

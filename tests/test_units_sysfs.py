@@ -12,6 +12,8 @@ from linkroof.units import (cpulist, format_bytes, format_rate, format_size, for
 def test_sizes():
     assert parse_size("64K") == 65536 and parse_size("1G") == 1 << 30 and parse_size("512") == 512
     assert parse_size("64KiB") == 65536 and parse_size(" 2 m ") == 2 << 20
+    # as printed: GB is 10^9 (every 'GB' linkroof prints), GiB 2^30; read as GiB before
+    assert parse_size("1GB") == 10 ** 9 and parse_size("1GiB") == 1 << 30 and parse_size("64KB") == 64000
     assert parse_size_range("4K:64K") == [4096, 8192, 16384, 32768, 65536]
     assert parse_size_range("8:1G", factor=4)[-1] == 1 << 29  # as nccl-tests -b 8 -e 1G -f 4
     assert parse_size_range("4K,1M") == [4096, 1 << 20]

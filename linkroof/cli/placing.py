@@ -129,7 +129,7 @@ def roofline(ctx: click.Context, which: str | None, workload: str | None, time_:
 
 
 @cli.command()
-@click.option("--size", required=True, metavar="SIZE", help="Message size, e.g. 64K.")
+@click.option("--size", required=True, metavar="SIZE", help="Message size: 64K or 64KiB (binary), 1GB (10^9 bytes, as linkroof prints GB), 1GiB.")
 @click.option("--pattern", default="p2p_write", show_default=True,
               help="p2p_write, p2p_read (or a collective name when NCCL sweeps are in the profile).")
 @click.option("--dtype", help="Collectives: only this data type (fp32, bf16, fp16, ...; default: one row each).")

@@ -68,8 +68,8 @@ def run_plan(plan: Plan, states: Callable[[], tuple[GpuState, ...]] | None = Non
             for item in items:
                 if progress:
                     progress(done, len(plan.items), item.title)
-                t_item = time.perf_counter()
                 counted = read_counters()
+                t_item = time.perf_counter()  # the window the counters cover: from this read to the next
                 try:
                     gpu = item.kwargs.get("dev", item.kwargs.get("gpu"))
                     sampler = clocks(gpu) if clocks is not None and isinstance(gpu, int) else None
@@ -83,9 +83,10 @@ def run_plan(plan: Plan, states: Callable[[], tuple[GpuState, ...]] | None = Non
                         got = [dataclasses.replace(m, clock=_bench_clock(m, sampler)) for m in got]
                     # a GPU's throttling marks only its own figures: counted while the benchmark ran, or
                     # (no counters on this driver) the reasons read right after it
+                    window = time.perf_counter() - t_item
                     after = read_counters()
                     hot = {g: w for g, w in throttled_by_gpu(read_states()).items() if not after.get(g)}
-                    hot.update(throttled_during(counted, after, time.perf_counter() - t_item))
+                    hot.update(throttled_during(counted, after, window))
                     family_warnings.update(hot)
                     res.measurements.extend(
                         dataclasses.replace(m, warnings=m.warnings + tuple(hot[g] for g in sorted(hot)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..schema import Profile
 from ..units import format_size
@@ -115,19 +116,38 @@ def advise(profile: Profile, size: int, pattern: str, model: MachineModel | None
         if not row.time_s:
             bw = row.bandwidth_bytes_per_s
             row.time_s = size / bw if bw > 0 else float("inf")
-            row.how = "size / the bandwidth at this size (interpolated between the sweep's sizes)"
+            row.how = "size / the bandwidth at this size (" + _where(c, size) + ")"
         out.mechanisms.append(row)
     kernels = [k for k in (_kernels(profile, mech, pattern, size) for mech in sorted({c.mechanism for c in curves})
                            if mech in ("sm", "tma")) if k]
     if kernels:
         out.notes.append("The comparison holds for the kernels this profile measured: " + "; ".join(kernels)
                          + ". Other launch shapes cross over elsewhere.")
-    sizes = sorted({s for c in curves for s, _ in c.points})
-    if size < sizes[0] or size > sizes[-1]:
-        out.notes.append(f"{size} B is outside the swept sizes ({sizes[0]}-{sizes[-1]} B): extrapolated")
-    else:
-        between = [c.label for c in curves if not c.swept(size) and c.mechanism != "nccl"]
-        if between:
-            out.notes.append(f"{format_size(size)} was not swept for {', '.join(between)}: their figures here are "
-                             "interpolated between the nearest swept sizes (an estimate, not a measurement)")
+    beyond = [c for c in curves if c.mechanism != "nccl" and not _within(c, size)]
+    for c in beyond:
+        out.notes.append(f"{format_size(size)} is outside what was swept for {c.label} "
+                         f"({format_size(min(s for s, _ in c.points))} to {format_size(max(s for s, _ in c.points))}): "
+                         f"its figure here is {_where(c, size)} (an estimate, not a measurement)")
+    between = [c.label for c in curves if not c.swept(size) and c.mechanism != "nccl" and _within(c, size)]
+    if between:
+        out.notes.append(f"{format_size(size)} was not swept for {', '.join(between)}: their figures here are "
+                         "interpolated between the nearest swept sizes (an estimate, not a measurement)")
     return out
+
+
+def _within(c: Any, size: int) -> bool:
+    sizes = [s for s, _ in c.points]
+    return min(sizes) <= size <= max(sizes)
+
+
+def _where(c: Any, size: int) -> str:
+    """How a curve's figure at `size` was found: measured there, interpolated between two
+    swept sizes, or held from the nearest end of its range (outside it)."""
+    sizes = sorted(s for s, _ in c.points)
+    if c.swept(size):
+        return "measured at this size"
+    if size > sizes[-1]:
+        return f"held flat from its largest swept size, {format_size(sizes[-1])}"
+    if size < sizes[0]:
+        return f"scaled down from its smallest swept size, {format_size(sizes[0])}, at the same time per message"
+    return "interpolated between the sweep's sizes"
