@@ -290,3 +290,17 @@ def test_the_breakdown_comes_from_the_slowest_rank(tmp_path):
     assert row["time_s"] == pytest.approx(60e-6) and row["explained_rank"] == 1
     assert row["decomposition"] == {"idle": 40e-6, "compute (alone)": 20e-6}
     assert "of rank 1's time: idle 67%, compute (alone) 33%" in row["feedback"]
+
+
+def test_every_row_carries_its_clock_state_and_the_references():
+    """The state NVML sampled through the timed calls rides in the row, the candidate's and
+    the reference's, and the feedback says it (and the reference's where they differ);
+    a harness that sent none is 'unknown', said so, never left out."""
+    rows = S.score("m:reference", ["m:good", "m:good__drift", "m:good__noclock"], "m:inputs", ranks=1,
+                   protocol="pkb", trials=1, deadline_s=10.0, command=fake())
+    by = {r["candidate"]: r for r in rows}
+    assert by["good"]["clock"]["state"] == "burst" and by["good"]["reference_clock"]["state"] == "burst"
+    assert "clock: burst, SM 1980 MHz" in by["good"]["feedback"] and "the reference's" not in by["good"]["feedback"]
+    assert "clock: drifting, SM 1755 MHz (the reference's: burst, SM 1980 MHz)" in by["good__drift"]["feedback"]
+    assert by["good__noclock"]["clock"]["state"] == "unknown"
+    assert "clock: unknown (the harness sent no clock state)" in by["good__noclock"]["feedback"]

@@ -94,9 +94,17 @@ def test_no_overlap_is_claimed_that_the_intervals_do_not_show():
 def test_kernels_of_a_call_belong_to_the_call_whose_host_launched_them():
     """Back to back, a call's kernels may start after the next call began on the host:
     they are still its own (the host launch time of their correlation id says so)."""
-    acts = [kernel("k", 5, 50, corr=1), kernel("k", 50, 95, corr=2)]
-    t = T.summarize(acts, [0, 10], host_of={1: 1000, 2: 11_000})
-    assert t.calls == 2 and t.kernels_per_call == 1 and t.idle_s == pytest.approx(2.5e-6)
+    # all in ns: call 0 begins at 0 and launches kernel 1 at 1 us; call 1 begins at 10 us
+    # and launches kernel 2 at 11 us; kernel 1 runs 15-50 us, after call 1 began (the test
+    # mixed us and ns before, so that the start-time rule passed it too)
+    acts = [kernel("k", 15, 50, corr=1), kernel("k", 50, 95, corr=2)]
+    starts, host_of = [0, 10_000], {1: 1_000, 2: 11_000}
+    by_host = T.split_calls(acts, starts, host_of)
+    assert [[a.correlation for a in c.activities] for c in by_host] == [[1], [2]]
+    by_start = T.split_calls(acts, starts)  # without the host's launch times: kernel 1 lands in call 1
+    assert [[a.correlation for a in c.activities] for c in by_start] == [[], [1, 2]]
+    t = T.summarize(acts, starts, host_of=host_of)
+    assert t.calls == 2 and t.kernels_per_call == 1
 
 
 def test_recordings_round_trip():

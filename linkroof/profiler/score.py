@@ -441,6 +441,13 @@ TAIL_ABS_S, TAIL_SHARE = 50e-6, 0.2  # the device busy after the last timed even
 FEEDBACK_CHARS = 700  # the feedback fits a prompt: its least important facts go first
 
 
+def _clock_words(c: dict) -> str:
+    """'burst, SM 1980 MHz' or 'unknown (why)' from a row's clock state."""
+    mhz = c.get("sm_mhz_median") or c.get("sm_mhz_last")
+    return c["state"] + (f", SM {mhz:.0f} MHz" if isinstance(mhz, (int, float)) else "") + (
+        f" ({c['note'][:80]})" if c["state"] == "unknown" and c.get("note") else "")
+
+
 def feedback(row: dict) -> str:
     """Plain text made only of the row's measured facts, for a person or an agent: the
     verdict, peak fraction and time first; the least important facts are dropped to
@@ -471,6 +478,11 @@ def feedback(row: dict) -> str:
                          f"trial {times})")
         else:
             parts.append(f"{sp:.2f}x the reference ({times}, {row['protocol']} protocol)")
+    clk, rclk = row.get("clock") or {}, row.get("reference_clock") or {}
+    if clk.get("state"):
+        parts.append(f"clock: {_clock_words(clk)}" + (f" (the reference's: {_clock_words(rclk)})"
+                                                     if rclk.get("state") and rclk.get("state") != clk.get("state")
+                                                     else ""))
     parts += row.get("placement_verdicts") or []
     tl = row.get("timeline") or {}
     who = f"rank {row['explained_rank']}'s" if row.get("ranks", 1) > 1 and row.get("explained_rank") is not None \
@@ -639,6 +651,11 @@ def score_row(ref: RunResult, cand: RunResult, protocol: str, trials: int, atol:
     if per.get("timeline"):
         row["timeline"] = per["timeline"]
         row["decomposition"] = per["timeline"].get("parts", {})
+    # the clock state each time was taken in (NVML sampled through the timed calls), the
+    # candidate's slowest rank's and the reference's: a speedup across clock states says so
+    row["clock"] = per.get("clock") or {"state": "unknown", "note": "the harness sent no clock state"}
+    ref_clock = ref.perf.get(rr, {}).get("clock") if rr is not None else None
+    row["reference_clock"] = ref_clock or {"state": "unknown", "note": "the harness sent no clock state"}
     if workload is not None and profile is not None and t:
         row.update(_placed(workload, t, profile))
     if t:

@@ -227,6 +227,7 @@ def _pkb_perf(fn: Any, x: tuple, warmup: int, iters: int, clock: Clock) -> tuple
     clock.sync()
     per = [clock.elapsed_ms(events[k], events[k + 1]) for k in range(iters)]
     perf = pkb_metrics(per, clock.elapsed_ms(events[0], events[iters]), warmup, groups, l2, nbytes)
+    perf["iteration_ms"] = per
     return perf, run
 
 
@@ -246,15 +247,41 @@ def _counters(local: int) -> tuple[Any, str]:
 
 
 def _linkroof_perf(name: str, fn: Any, x: tuple, local: int = 0) -> dict:
+    from .clocks import sampler
     from .compare import CudaTimer, run_callable
 
     counters, why = _counters(local)
-    r = run_callable(name, fn, lambda: x, CudaTimer("torch"), counters, reps=50, warmup=10)
+    r = run_callable(name, fn, lambda: x, CudaTimer("torch"), counters, reps=50, warmup=10, clocks=sampler(local))
     link = r.link_bytes()
     return {"median_ms": r.median_s * 1e3, "times_ms": [t * 1e3 for t in r.times_s],
             "host_ms_per_call": r.host_s_per_call * 1e3, "how": "linkroof: ungated median of batches (compare's)",
             "link_bytes_per_call": link,
-            "link_bytes_note": None if link is not None else (why or "NVML gave no NVLink byte counts")}
+            "link_bytes_note": None if link is not None else (why or "NVML gave no NVLink byte counts"),
+            "clock": _clock_doc(r.clock)}
+
+
+def _clock_doc(c: Any) -> dict:
+    """A ClockState as the channel carries it (JSON), or an unknown state saying why."""
+    import dataclasses
+
+    if c is None:
+        return {"state": "unknown", "samples": 0, "note": "NVML's clocks could not be read in the harness"}
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in dataclasses.asdict(c).items()}
+
+
+def _pkb_clock(per_ms: list[float], sam: Any) -> dict:
+    """The clock state of PKB's timed iterations: NVML sampled while they ran, the first
+    third of the iterations against the last (roofline/clockstate.py)."""
+    if sam is None:
+        return _clock_doc(None)
+    from ..roofline.clockstate import clock_state
+
+    try:
+        top = sam.max_sm_mhz()
+    except Exception:  # noqa: BLE001
+        top = None
+    return _clock_doc(clock_state([t / 1e3 for t in per_ms], [], list(sam.samples), top,
+                                  f"NVML every {sam.period_s * 1e3:.0f} ms through PKB's timed iterations"))
 
 
 def _timeline(fn: Any, runs: list, measured_s: float, host_s: float) -> dict | None:
@@ -440,7 +467,15 @@ def main(argv: list[str]) -> int:
         x = make(rank, world, a.first_trial)  # timed on the first trial's inputs (PKB: each trial's job times its own)
         t0 = clock.now()
         if a.protocol == "pkb":
-            perf, runs = _pkb_perf(fn, x, a.warmup, a.iters, clock)
+            from .clocks import sampler
+
+            sam = sampler(local)
+            if sam is not None:
+                with sam:
+                    perf, runs = _pkb_perf(fn, x, a.warmup, a.iters, clock)
+            else:
+                perf, runs = _pkb_perf(fn, x, a.warmup, a.iters, clock)
+            perf["clock"] = _pkb_clock(perf.pop("iteration_ms"), sam)
         else:
             perf, runs = _linkroof_perf(a.fn.rsplit(":", 1)[-1], fn, x, local), [x]
         perf["protocol"] = a.protocol

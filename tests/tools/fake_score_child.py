@@ -79,7 +79,7 @@ for r in range(ranks):
         continue
     for t in range(a.first_trial, a.first_trial + a.trials):
         y = np.arange(12, dtype=np.float32).reshape(3, 4) + t + r
-        if does("wrong", "wrongcached"):
+        if does("wrong", "wrongcached") or (does("wronglate") and t >= 1):  # wronglate: from the second trial
             y = y * 1.05
         if does("nan"):
             y[0, 0] = np.nan
@@ -93,7 +93,11 @@ for r in range(ranks):
     reps[r].send("checks", {"replaced": ["torch.cuda.Event.elapsed_time"] if does("patched") else [],
                             "aliases": [], "tail": tail, "post": True})
     ms = min((times.get(x, 60.0) for x in acts), default=60.0) / 1e3 * (1.2 if r == 1 else 1.0)  # rank 1 the slower
-    perf = {"wall_time_ms": ms, "median_ms": ms, "iterations": a.iters, "warmup_iterations": a.warmup,
+    if does("drift"):  # each trial (one job each under PKB's protocol) slower than the last: 1x, 2x, 4x
+        ms *= 2 ** a.first_trial
+    clock = None if does("noclock") else {"state": "drifting" if does("drift") else "burst", "samples": 12,
+                                           "sm_mhz_median": 1755.0 if does("drift") else 1980.0}
+    perf = {"clock": clock, "wall_time_ms": ms, "median_ms": ms, "iterations": a.iters, "warmup_iterations": a.warmup,
             "wall_time_std_ms": 0.0, "min_time_ms": ms, "max_time_ms": ms, "num_input_groups": 4.0,
             "timeline": {"parts": {"idle (host / launch)": ms * 0.6e-3, "compute kernels": ms * 0.4e-3},
                          "launch_verdict": "launch-bound (measured): the GPU was idle 60% of each call",

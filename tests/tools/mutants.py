@@ -16,7 +16,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 FAST = ("tests/test_verdicts.py tests/test_cost.py tests/test_roofline.py tests/test_gate.py tests/test_importers.py "
-        "tests/test_compare.py tests/test_imported_views.py tests/test_store.py tests/test_fits.py tests/test_golden.py")
+        "tests/test_compare.py tests/test_imported_views.py tests/test_store.py tests/test_fits.py tests/test_golden.py "
+        "tests/test_zoo.py tests/test_timeline.py tests/test_traces.py tests/test_score.py tests/test_mutants_named.py")
 
 MUTATIONS = [
     ("above spec loosened 2x", "linkroof/roofline/checks.py", "if bw == bw and bw > limit:", "if bw == bw and bw > 2 * limit:"),
@@ -94,6 +95,36 @@ MUTATIONS = [
      "            if here is not None and machine_differences(p.topology, here):\n                continue",
      "            pass"),
     ("nvbandwidth marked verified", "linkroof/readers/tools.py", "    verified = False\n", "    verified = passed\n"),
+    # issue 33's audit: mutations that survived the suite then, each with a test that names it now
+    ("host-bound threshold 0.5 -> 0.3", "linkroof/roofline/timeline.py", "HOST_BOUND = 0.5", "HOST_BOUND = 0.3"),
+    ("verdict on the recorded idle", "linkroof/roofline/timeline.py",
+     "    idle = timed_idle(t, period)\n    if idle <= HOST_BOUND * period:",
+     "    idle = t.idle_s\n    if idle <= HOST_BOUND * period:"),
+    ("peer copy classed as a copy", "linkroof/roofline/timeline.py",
+     'return "communication", "a peer copy (the record\'s kind)"', 'return "memory", "a peer copy (the record\'s kind)"'),
+    ("trace busbw as algbw", "linkroof/roofline/traces.py",
+     "        return self.algbw * busbw_factor(self.collective, self.group_size)", "        return self.algbw"),
+    ("broadcast busbw factor (n-1)/n", "linkroof/roofline/collectives.py", '"broadcast": lambda n: 1.0,',
+     '"broadcast": lambda n: (n - 1) / n,'),
+    ("gather busbw factor 1", "linkroof/roofline/collectives.py", '"gather": lambda n: (n - 1) / n,',
+     '"gather": lambda n: 1.0,'),
+    ("scatter busbw factor 1", "linkroof/roofline/collectives.py", '"scatter": lambda n: (n - 1) / n,',
+     '"scatter": lambda n: 1.0,'),
+    ("all-reduce busbw factor (n-1)/n", "linkroof/roofline/collectives.py", '"all_reduce": lambda n: 2 * (n - 1) / n,',
+     '"all_reduce": lambda n: (n - 1) / n,'),
+    ("score speedup from the last trial", "linkroof/profiler/score.py",
+     "    mean = sum(speedups) / len(speedups) if speedups else None", "    mean = speedups[-1] if speedups else None"),
+    ("PKB fields from the fastest rank", "linkroof/profiler/score.py",
+     "    return max(per, key=lambda r: (per[r], -r)) if per else None",
+     "    return min(per, key=lambda r: (per[r], -r)) if per else None"),
+    ("target time from the fastest rank", "linkroof/profiler/score.py",
+     "    return max(per_rank.values()) if per_rank else None", "    return min(per_rank.values()) if per_rank else None"),
+    ("trials go on after a mismatch", "linkroof/profiler/score.py",
+     '        if check["result"] != "match":\n            break', '        if False:\n            break'),
+    ("syncs counted once", "linkroof/roofline/timeline.py", "syncs_per_call=sum(sync_names.values()) / n,",
+     "syncs_per_call=len(sync_names) / n,"),
+    ("two data types' FLOPs as a max", "linkroof/roofline/place.py", "        compute_time += flops / roof.value",
+     "        compute_time = max(compute_time, flops / roof.value)"),
 ]
 
 

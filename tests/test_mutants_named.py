@@ -1,0 +1,145 @@
+"""Tests that kill the mutations issue 33's audit found surviving, each named for the
+mutation it guards (tests/tools/mutants.py holds them, so that they stay killed): rules at
+their thresholds' edges, busbw factors against nccl-tests' table, multi-rank rows at the
+slowest rank, trials with different times, and units kept apart."""
+
+import pytest
+
+from linkroof.roofline import timeline as T
+
+
+def _recorded_idle_call(idle_ns=150_000, busy_ns=100_000):
+    """One call as recorded (CUPTI slows the host): the GPU idle `idle_ns` waiting for a
+    launch, then `busy_ns` of kernel."""
+    return T.summarize([T.Activity("kernel", "k", 0, 7, idle_ns, idle_ns + busy_ns, 1)], [0],
+                       host_calls=[T.HostCall("launch", "cudaLaunchKernel", idle_ns - 2000, idle_ns - 1000, 1)])
+
+
+def test_guards_verdict_on_the_recorded_idle():
+    """The verdict is taken on the timed call's idle (its median less the recorded busy
+    time), not on the idle of the recording, which CUPTI's host overhead inflates: 60 %
+    idle as recorded, 9 % as timed, is no host verdict."""
+    t = _recorded_idle_call()
+    assert t.idle_s / t.span_s > 0.5
+    assert T.host_verdict(t) is not None  # the recorded period: host-bound
+    assert T.host_verdict(t, measured_s=t.busy_s * 1.1) is None  # the timed call: the GPU set the pace
+    assert T.host_cause(t, measured_s=t.busy_s * 1.1) is None
+
+
+# nccl-tests' busbw factors (its doc/PERFORMANCE.md): all-reduce 2(n-1)/n; all-gather,
+# reduce-scatter, all-to-all, gather, scatter (n-1)/n; broadcast, reduce, send/recv 1
+NCCL_TESTS_BUSBW = {"all_reduce": lambda n: 2 * (n - 1) / n, "all_gather": lambda n: (n - 1) / n,
+                    "reduce_scatter": lambda n: (n - 1) / n, "all_to_all": lambda n: (n - 1) / n,
+                    "gather": lambda n: (n - 1) / n, "scatter": lambda n: (n - 1) / n,
+                    "broadcast": lambda n: 1.0, "reduce": lambda n: 1.0, "sendrecv": lambda n: 1.0}
+
+
+@pytest.mark.parametrize("coll", sorted(NCCL_TESTS_BUSBW))
+@pytest.mark.parametrize("ranks", [2, 4, 8])
+def test_guards_busbw_factors_against_nccl_tests_table(coll, ranks):
+    """Guards the broadcast, gather, scatter and all-reduce factor mutations."""
+    from linkroof.roofline.collectives import busbw_factor
+
+    assert busbw_factor(coll, ranks) == pytest.approx(NCCL_TESTS_BUSBW[coll](ranks))
+
+
+def test_guards_trace_busbw_as_algbw():
+    """A traced all-reduce over 4 ranks: busbw is algbw x 2(n-1)/n = 1.5 x, not algbw."""
+    from linkroof.roofline.traces import CollectiveCall
+
+    c = CollectiveCall(rank=0, kernel="ncclDevKernel_AllReduce", device=0, stream=7, start_ns=0, end_ns=1_000_000,
+                       collective="all_reduce", dtype="bf16", in_nelems=1 << 20, out_nelems=1 << 20,
+                       size_bytes=2 << 20, group_size=4, group_from="kernel args")
+    assert c.algbw == pytest.approx((2 << 20) / 1e-3)
+    assert c.busbw == pytest.approx(c.algbw * 1.5)
+
+
+def test_guards_peer_copy_classed_as_a_copy():
+    """A peer copy moves data between GPUs: communication, never memory or a transfer."""
+    a = T.Activity("memcpy", "Memcpy PtoP (Device -> Device)", 0, 7, 0, 1000, 1, copy_kind="PtoP")
+    assert T.kernel_class(a)[0] == "communication"
+    d = T.Activity("memcpy", "Memcpy DtoD (Device -> Device)", 0, 7, 0, 1000, 2, copy_kind="DtoD")
+    assert T.kernel_class(d)[0] == "memory"
+
+
+def test_guards_syncs_counted_once():
+    """Three syncs of one name in a call are three syncs a call, not one."""
+    k1 = T.Activity("kernel", "k", 0, 7, 0, 10_000, 1)
+    k2 = T.Activity("kernel", "k", 0, 7, 200_000, 210_000, 2)
+    calls = [T.HostCall("launch", "cudaLaunchKernel", -5_000, -2_000, 1)]
+    calls += [T.HostCall("sync", "cudaStreamSynchronize", 11_000 + i * 50_000, 40_000 + i * 50_000, 0) for i in range(3)]
+    calls.append(T.HostCall("launch", "cudaLaunchKernel", 195_000, 198_000, 2))
+    t = T.summarize([k1, k2], [-6_000], host_calls=calls)
+    assert t.host.syncs_per_call == 3
+
+
+def test_guards_two_data_types_flops_as_a_max():
+    """A workload with FLOPs in two data types takes the sum of their times on their
+    roofs, not the longer one."""
+    from linkroof.profiler.session import bundled_profile
+    from linkroof.roofline.model import MachineModel
+    from linkroof.roofline.place import place
+    from linkroof.schema import Workload
+
+    model = MachineModel.from_profile(bundled_profile())
+    f16, f32 = model.compute("fp16").value, model.compute("fp32").value
+    p = place(Workload("mixed", flops={"fp16": 1e12, "fp32": 1e11}), 1.0, model)
+    assert p.terms_s["compute"] == pytest.approx(1e12 / f16 + 1e11 / f32)
+
+
+# ------------------------------------------------------------------ score: ranks, trials, units
+
+
+def _fake():
+    import sys
+    from pathlib import Path
+
+    fake = str(Path(__file__).parent / "tools" / "fake_score_child.py")
+
+    def command(n, port, args):
+        import os
+
+        return [sys.executable, fake, *args], dict(os.environ, FAKE_RANKS="2")
+    return command
+
+
+def test_guards_score_speedup_from_the_last_trial():
+    """Three PKB trials of a candidate that slows down (50, 100, 200 ms against the
+    reference's 100): the speedup is the mean of the trials' (2 + 1 + 0.5) / 3, not the
+    last one's 0.5, and the total-time speedup beside it is 300 / 350."""
+    from linkroof.profiler import score as S
+
+    [row] = S.score("m:reference", ["m:good__drift"], "m:inputs", ranks=2, protocol="pkb", trials=3, deadline_s=20.0,
+                    command=_fake())
+    assert row["correct"], row.get("failure")
+    assert row["trial_speedups"] == pytest.approx([2.0, 1.0, 0.5])
+    assert row["speedup"] == pytest.approx(3.5 / 3)
+    assert row["speedup_total_time"] == pytest.approx(300 / 350)
+
+
+def test_guards_trials_go_on_after_a_mismatch():
+    """PKB stops at the first trial that does not match: a candidate wrong from its second
+    trial has two trials, not three."""
+    from linkroof.profiler import score as S
+
+    [row] = S.score("m:reference", ["m:good__wronglate"], "m:inputs", ranks=2, protocol="pkb", trials=3,
+                    deadline_s=20.0, command=_fake())
+    assert [t["result"] for t in row["trials"]] == ["match", "mismatch"]
+    assert not row["correct"]
+
+
+def test_guards_pkb_fields_and_time_from_the_slowest_rank():
+    """Two ranks, rank 1 the slower (1.2x): the row's time, its PKB fields and the rank
+    whose timeline explains it are rank 1's, in ms and s each where named."""
+    from linkroof.profiler import score as S
+
+    ref = S.RunResult(S.Target.of("m:reference"), "", 0, 2, 1.0,
+                      perf={0: {"wall_time_ms": 100.0, "median_ms": 100.0}, 1: {"wall_time_ms": 120.0, "median_ms": 120.0}})
+    cand = S.RunResult(S.Target.of("m:good"), "", 0, 2, 1.0,
+                       perf={0: {"wall_time_ms": 50.0, "median_ms": 50.0, "min_time_ms": 49.0},
+                             1: {"wall_time_ms": 60.0, "median_ms": 60.0, "min_time_ms": 58.0}})
+    assert S.slowest_rank(cand, "pkb") == 1 and S.time_of(cand, "pkb") == pytest.approx(60e-3)
+    assert S.time_of(ref, "pkb") / S.time_of(cand, "pkb") == pytest.approx(2.0)
+    row = S.score_row(ref, cand, "pkb", 0, 1e-2, 1e-2, None, None, checked=[])
+    assert row["explained_rank"] == 1 and row["min_time_ms"] == 58.0 and row["wall_time_ms"] == 60.0
+    assert row["time_s"] == pytest.approx(0.060) and row["speedup"] == pytest.approx(2.0)
