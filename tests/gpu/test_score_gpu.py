@@ -21,6 +21,11 @@ def test_examples_score_on_one_gpu():
                  deadline_s=120)
     fast, wrong, raises = rows
     assert fast["correct"] and fast["speedup"] > 1.0 and fast["iterations"] == 20
+    # the clock state NVML sampled through PKB's timed iterations, the candidate's and the reference's
+    for clock in (fast["clock"], fast["reference_clock"]):
+        assert clock["state"] in ("burst", "sustained", "drifting") and clock["samples"] > 0, clock
+        assert 500 < clock["sm_mhz_median"] <= (clock["sm_mhz_max"] or 1e9) + 1, clock
+    assert "clock: " in fast["feedback"]
     assert not wrong["correct"] and wrong["trials"][0]["result"] == "mismatch" and len(wrong["trials"]) == 1
     assert raises["failure"]["kind"] == "exception" and "gives up" in raises["failure"]["message"]
 
@@ -47,6 +52,7 @@ def test_hostile_candidates_on_one_gpu(tmp_path, monkeypatch):
     assert forge["failure"]["kind"] == "tampered" and "second connection claimed rank 0" in forge["failure"]["message"]
     assert none["failure"]["kind"] == "bad_output" and "returned None" in none["failure"]["message"]
     assert daemon["correct"] and daemon["processes_killed_after"] >= 2
+    assert daemon["clock"]["state"] != "unknown" and daemon["clock"]["samples"] > 0  # linkroof's protocol: compare's
     assert store["correct"] and (tmp_path / "store.sqlite").exists()
     live = [p for p, (_, st) in score_procs.processes().items() if st != "Z" and score_procs._mark_of(p)]
     assert live == [], live
