@@ -143,3 +143,20 @@ def test_guards_pkb_fields_and_time_from_the_slowest_rank():
     row = S.score_row(ref, cand, "pkb", 0, 1e-2, 1e-2, None, None, checked=[])
     assert row["explained_rank"] == 1 and row["min_time_ms"] == 58.0 and row["wall_time_ms"] == 60.0
     assert row["time_s"] == pytest.approx(0.060) and row["speedup"] == pytest.approx(2.0)
+
+
+def test_guards_no_signal_per_hop_in_the_nccl_placement():
+    """NCCL's own time on the cost model pays one launch and a signal to the other GPU per
+    dependent hop (one over NVSwitch): the bundled profile's one-way flag, 728 ns."""
+    from linkroof.profiler.session import bundled_profile
+    from linkroof.roofline import workload as W
+    from linkroof.roofline.baseline import kernel_placements
+    from linkroof.roofline.cost import machine_terms
+    from linkroof.roofline.model import MachineModel
+
+    prof = bundled_profile()
+    out, _ = kernel_placements("ar", 100e-6, None, W.collective("all_reduce", 1 << 20, 2), MachineModel.from_profile(prof),
+                               prof)
+    nccl = next(p for p in out if p.workload.name.startswith("NCCL all_reduce"))
+    signal = next(r["seconds"] for r in machine_terms(prof) if r["term"] == "sync" and r["kind"] == "gpu")
+    assert nccl.cost_terms_s["sync"] == pytest.approx(signal) and 5e-7 < signal < 2e-6

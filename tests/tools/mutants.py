@@ -125,6 +125,8 @@ MUTATIONS = [
      "syncs_per_call=len(sync_names) / n,"),
     ("two data types' FLOPs as a max", "linkroof/roofline/place.py", "        compute_time += flops / roof.value",
      "        compute_time = max(compute_time, flops / roof.value)"),
+    ("no signal per hop in the NCCL placement", "linkroof/roofline/baseline.py",
+     "dependent_steps(base.pattern, base.ranks), \"gpu\"))", "0, \"gpu\"))"),
 ]
 
 
