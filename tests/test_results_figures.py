@@ -21,9 +21,10 @@ DATA = ROOT / "benchmarks" / "data"
 
 def table_after(marker: str) -> list[list[str]]:
     """The rows (cells stripped, '**' dropped) of the first table after `marker`."""
-    at = RESULTS.index(marker)
+    at = RESULTS.rfind("\n", 0, RESULTS.index(marker)) + 1  # the marker's own line: a table's header, or text
     rows, started = [], False
-    for line in RESULTS[at:].splitlines()[1:]:
+    lines = RESULTS[at:].splitlines()
+    for line in lines if lines[0].startswith("|") else lines[1:]:
         if line.startswith("|"):
             started = True
             cells = [c.strip().replace("**", "") for c in line.strip("|").split("|")]
@@ -88,12 +89,59 @@ def test_pkb_comparison_means_and_differences():
         assert quoted == round(diff, len(cells[3].split(".")[1].split()[0]) if "." in cells[3] else 0)
 
 
-def test_the_bundled_profiles_fp16_gemm_roof():
+def test_the_bundled_run_column_is_its_log_and_today_is_the_bundled_profile():
+    """The "full (bundled)" column of the 2026-11-29 table is that run's log (the profile
+    it became was replaced on 2026-11-30); the figures said of "the bundled profile of
+    today" are the current bundled profile's (the audit read the column against today's
+    profile: 813.7 against 814.2)."""
+    import gzip
+
     from linkroof.profiler.session import bundled_profile
     from linkroof.roofline.model import MachineModel
 
+    log = gzip.open(DATA / "2026-11-29-2" / "bundled-full.log.gz", "rt").read()
+    logged = {(m.group(1), m.group(2)): float(m.group(3)) for m in
+              re.finditer(r"^\s+(\S+)\s+(\S+)\s+\S+\s+([\d.]+)\s+ref", log, re.M)}
+    rows = {r[0]: r for r in table_after("| figure | quick | default | full | full (bundled) | reference | verdict |")}
+    assert numbers(rows["fp16 GEMM 8192³"][4])[0] == logged[("gemm_throughput:fp16", "compute")]
+    assert numbers(rows["local CE copy"][4])[0] == logged[("local_copy_bandwidth", "ce")]
+    assert numbers(rows["peer TMA read / write"][4]) == [logged[("p2p_read_bandwidth", "tma")],
+                                                         logged[("p2p_write_bandwidth", "tma")]]
     roof = MachineModel.from_profile(bundled_profile()).compute("fp16").value / 1e12
-    row = next(r for r in table_after("| figure | quick | default | full | full (bundled) | reference | verdict |")
-               if r[0] == "fp16 GEMM 8192³")
-    assert numbers(row[4])[0] == round(roof, 1)
-    assert f"fp16 GEMM {round(roof, 1)} TFLOP/s" in RESULTS
+    assert f"bundled profile of today (fp16 GEMM {round(roof, 1)} TFLOP/s)" in RESULTS
+
+
+def _best(prof, name, mech, pattern=None):
+    """The best figure of a benchmark at its dedicated size (no sweep, no block count):
+    the headline rule of the summary the runs printed (either direction, either GPU)."""
+    got = [m for m in prof.measurements if m.spec.name == name and m.spec.mechanism == mech and m.verified
+           and (pattern is None or m.spec.pattern == pattern) and not m.spec.params.get("sweep")
+           and ("loops" in m.spec.params or mech not in ("sm", "tma"))  # the block and chunk sweeps have none
+           and m.spec.params.get("host_memory", "pinned") == "pinned"
+           and m.spec.params.get("dtype", "fp16") == "fp16"]
+    assert got, (name, mech)
+    return max(m.flop_rate if m.spec.mechanism == "compute" else m.bandwidth_bytes_per_s for m in got)
+
+
+@pytest.mark.parametrize("column, file", [(1, "quick.json.gz"), (2, "default.json.gz")])
+def test_the_2026_11_29_quick_and_default_columns(column, file):
+    import gzip
+
+    from linkroof.schema import Profile, loads
+
+    prof = loads(gzip.open(DATA / "2026-11-29-2" / file).read(), Profile)
+    rows = {r[0]: r for r in table_after("| figure | quick | default | full | full (bundled) | reference | verdict |")}
+    g = 1e9
+    want = {"peer CE read / write": [_best(prof, "p2p_read_bandwidth", "ce") / g,
+                                     _best(prof, "p2p_write_bandwidth", "ce") / g],
+            "peer SM read / write": [_best(prof, "p2p_read_bandwidth", "sm", "p2p_read") / g,
+                                     _best(prof, "p2p_write_bandwidth", "sm") / g],
+            "peer TMA read / write": [_best(prof, "p2p_read_bandwidth", "tma", "p2p_read") / g,
+                                      _best(prof, "p2p_write_bandwidth", "tma") / g],
+            "H2D / D2H pinned": [_best(prof, "h2d_bandwidth", "ce") / g, _best(prof, "d2h_bandwidth", "ce") / g],
+            "local CE copy": [_best(prof, "local_copy_bandwidth", "ce") / g],
+            "fp16 GEMM 8192³": [_best(prof, "gemm_throughput", "compute") / 1e12]}
+    for figure, values in want.items():
+        quoted = numbers(rows[figure][column])
+        digits = 2 if figure.startswith("H2D") else 1
+        assert quoted == [round(v, digits) for v in values], (figure, quoted, values)
