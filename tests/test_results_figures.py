@@ -91,9 +91,8 @@ def test_pkb_comparison_means_and_differences():
 
 def test_the_bundled_run_column_is_its_log_and_today_is_the_bundled_profile():
     """The "full (bundled)" column of the 2026-11-29 table is that run's log (the profile
-    it became was replaced on 2026-11-30); the figures said of "the bundled profile of
-    today" are the current bundled profile's (the audit read the column against today's
-    profile: 813.7 against 814.2)."""
+    it became was replaced on 2026-11-30); what is said of today's bundled profile is the
+    current one's (the audit read the column against today's profile: 813.7 against 814.2)."""
     import gzip
 
     from linkroof.profiler.session import bundled_profile
@@ -108,7 +107,7 @@ def test_the_bundled_run_column_is_its_log_and_today_is_the_bundled_profile():
     assert numbers(rows["peer TMA read / write"][4]) == [logged[("p2p_read_bandwidth", "tma")],
                                                          logged[("p2p_write_bandwidth", "tma")]]
     roof = MachineModel.from_profile(bundled_profile()).compute("fp16").value / 1e12
-    assert f"bundled profile of today (fp16 GEMM {round(roof, 1)} TFLOP/s)" in RESULTS
+    assert f"its fp16 GEMM roof {round(roof, 1)}, GPU1's" in RESULTS  # today's bundled profile, said as such
 
 
 def _best(prof, name, mech, pattern=None):
@@ -145,3 +144,17 @@ def test_the_2026_11_29_quick_and_default_columns(column, file):
         quoted = numbers(rows[figure][column])
         digits = 2 if figure.startswith("H2D") else 1
         assert quoted == [round(v, digits) for v in values], (figure, quoted, values)
+
+
+def test_compare_on_two_h200s_is_its_logged_json():
+    import gzip
+
+    log = gzip.open(DATA / "2026-11-29-2" / "validate.log.gz", "rt").read()
+    doc = json.loads(log[log.index("{", log.index("== compare targets")):log.index("}", log.index("== compare targets")) + 1])
+    rows = {r[0]: r for r in table_after("## compare on 2 × H200")}
+    copy = numbers(rows["1 GiB CE peer copy through compare"][1])
+    assert copy[:2] == [round(doc["GBps"], 2), round(doc["fraction_of_measured_roofline"] * 100, 2)]
+    counted = numbers(rows["NVLink counter bytes per call (NVML, per link, summed)"][1])
+    assert counted[0] == int(doc["counter_bytes_per_call"])
+    assert numbers(rows["compare's overhead beyond the user's warm-up and repetitions"][1])[0] == \
+        round(doc["compare_overhead_s"], 3)
