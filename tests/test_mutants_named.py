@@ -160,3 +160,42 @@ def test_guards_no_signal_per_hop_in_the_nccl_placement():
     nccl = next(p for p in out if p.workload.name.startswith("NCCL all_reduce"))
     signal = next(r["seconds"] for r in machine_terms(prof) if r["term"] == "sync" and r["kind"] == "gpu")
     assert nccl.cost_terms_s["sync"] == pytest.approx(signal) and 5e-7 < signal < 2e-6
+
+
+def test_guards_floor_margin_and_its_edge():
+    """A time is suspect only under the floor by more than its spread, and the spread is
+    at least 2 %: a steady 1.00 ms against a 1.03 ms floor is suspect, against 1.01 it is
+    not (within the 2 %)."""
+    from linkroof.profiler import score as S
+
+    steady = S.RunResult(S.Target.of("m:c"), "", 0, 1, 1.0, perf={0: {"wall_time_ms": 1.0, "wall_time_std_ms": 0.0}})
+    assert S.spread(steady, "pkb") == 0.02
+    noisy = S.RunResult(S.Target.of("m:c"), "", 0, 1, 1.0, perf={0: {"wall_time_ms": 1.0, "wall_time_std_ms": 0.05}})
+    assert S.spread(noisy, "pkb") == pytest.approx(0.05)
+    floor = {"floor_s": 1.03e-3, "basis": "spec ceilings"}
+    assert S.below_floor({}, 1.0e-3, floor, 0.02, []) is not None
+    assert S.below_floor({}, 1.0e-3, dict(floor, floor_s=1.01e-3), 0.02, []) is None
+
+
+def test_guards_correct_with_fewer_trials_than_asked():
+    """Correct means every trial asked for ran and matched: two matching trials of three
+    are not correct."""
+    from linkroof.profiler import score as S
+
+    ref = S.RunResult(S.Target.of("m:reference"), "", 0, 1, 1.0, perf={0: {"wall_time_ms": 2.0}})
+    cand = S.RunResult(S.Target.of("m:good"), "", 0, 1, 1.0, perf={0: {"wall_time_ms": 1.0}})
+    two = [{"trial": 0, "result": "match"}, {"trial": 1, "result": "match"}]
+    assert not S.score_row(ref, cand, "pkb", 3, 1e-2, 1e-2, None, None, checked=two)["correct"]
+    assert S.score_row(ref, cand, "pkb", 2, 1e-2, 1e-2, None, None, checked=two)["correct"]
+
+
+@pytest.mark.parametrize("gap_us, cause", [(48, "launch"), (52, "host work")])
+def test_guards_host_work_gap_at_50_us(gap_us, cause):
+    """The edge between a launch-bound idle and host work is 50 us of host time with no
+    CUDA call (the zoo's test follows the constant; this one holds its value)."""
+    k1 = T.Activity("kernel", "k", 0, 7, 0, 10_000, 1)
+    k2 = T.Activity("kernel", "k", 0, 7, 10_000 + gap_us * 1000, 20_000 + gap_us * 1000, 2)
+    calls = [T.HostCall("launch", "cudaLaunchKernel", -5_000, -2_000, 1),
+             T.HostCall("other", "cudaGetDevice", 9_000, 9_500, 0),
+             T.HostCall("launch", "cudaLaunchKernel", 9_500 + gap_us * 1000, 9_800 + gap_us * 1000, 2)]
+    assert T.host_cause(T.summarize([k1, k2], [-6_000], host_calls=calls)) == cause

@@ -17,7 +17,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 FAST = ("tests/test_verdicts.py tests/test_cost.py tests/test_roofline.py tests/test_gate.py tests/test_importers.py "
         "tests/test_compare.py tests/test_imported_views.py tests/test_store.py tests/test_fits.py tests/test_golden.py "
-        "tests/test_zoo.py tests/test_timeline.py tests/test_traces.py tests/test_score.py tests/test_mutants_named.py")
+        "tests/test_zoo.py tests/test_timeline.py tests/test_traces.py tests/test_score.py tests/test_mutants_named.py "
+        "tests/test_advise_labels.py tests/test_units_sysfs.py tests/test_doors_closed.py tests/test_exit_codes.py "
+        "tests/test_bench_cpu.py")
 
 MUTATIONS = [
     ("above spec loosened 2x", "linkroof/roofline/checks.py", "if bw == bw and bw > limit:", "if bw == bw and bw > 2 * limit:"),
@@ -127,6 +129,31 @@ MUTATIONS = [
      "        compute_time = max(compute_time, flops / roof.value)"),
     ("no signal per hop in the NCCL placement", "linkroof/roofline/baseline.py",
      "dependent_steps(base.pattern, base.ranks), \"gpu\"))", "0, \"gpu\"))"),
+    # this session's rules, each with its test
+    ("correct with fewer trials than asked", "linkroof/profiler/score.py",
+     'row["correct"] = bool(row["trials"]) and len(row["trials"]) == trials and',
+     'row["correct"] = bool(row["trials"]) and True and'),
+    ("floor margin 2 % -> 10 %", "linkroof/profiler/score.py", "FLOOR_MARGIN = 0.02", "FLOOR_MARGIN = 0.10"),
+    ("below the floor ignores the spread", "linkroof/profiler/score.py", 'if t * (1 + margin) < floor["floor_s"]:',
+     'if t < floor["floor_s"]:'),
+    ("host work gap 50 us -> 500 us", "linkroof/roofline/timeline.py", "HOST_WORK_GAP_NS = 50_000",
+     "HOST_WORK_GAP_NS = 500_000"),
+    ("drift threshold 3 % -> 10 %", "linkroof/roofline/clockstate.py", "DRIFT = 0.03", "DRIFT = 0.10"),
+    ("fraction of NCCL inverted", "linkroof/readers/traces.py",
+     "return self.nccl_s / self.call.duration_s if", "return self.call.duration_s / self.nccl_s if"),
+    ("advise held flat said interpolated", "linkroof/roofline/advise.py",
+     'return f"held flat from its largest swept size, {format_size(sizes[-1])}"',
+     'return "interpolated between the sweep\'s sizes"'),
+    ("throttle time not clamped to the window", "linkroof/profiler/environment.py", "{min(t, seconds) * 1e3:.1f} ms",
+     "{t * 1e3:.1f} ms"),
+    ("a trace merged twice counted twice", "linkroof/readers/traces.py",
+     "acts, kargs, dropped = _once(acts, kargs) if col.twice else (acts, kargs, 0)",
+     "acts, kargs, dropped = (acts, kargs, 0)"),
+    ("GB read as GiB", "linkroof/units.py", 'table = _DECIMAL if unit.upper() == "B" and m.group(2) else _BINARY',
+     "table = _BINARY"),
+    ("check against itself passes", "linkroof/cli/machine.py",
+     "if base.id == profile.id or (profile.measurements and base.measurements == profile.measurements):",
+     "if False:"),
 ]
 
 
