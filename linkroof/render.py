@@ -44,7 +44,8 @@ class Table(RichTable):
 
         table, dropped = self, []
         drawn = list(RichTable.__rich_console__(table, console, options))
-        whole = _cut_marks(list(RichTable.__rich_console__(table, console, options.update_width(10 ** 5))))
+        whole = _cut_marks(list(RichTable.__rich_console__(table, console, options.update_width(10 ** 5)))) \
+            if self.drop else 0  # only a table with details to leave out is drawn a second time
         for name in self.drop:
             if _drawn_width(drawn) <= options.max_width and _least_width(table, console, options) <= options.max_width \
                     and _cut_marks(drawn) <= whole:  # no cell cut short ('…') that is whole when wide

@@ -210,7 +210,7 @@ def hbm_roofline_figure(model: MachineModel, placements: Sequence[Placement] = (
         raise ValueError("this model has no compute ceiling to draw")
     # the roofs named where they are, not only in the legend (beside the plot, at each
     # roof's height, where no dot can hide them), the measured HBM roof on its slope
-    label_roofs(fig, [(v, t) for v, t in labels], " TFLOP/s (measured)")
+    label_roofs(fig, labels, " TFLOP/s (measured)")
     h = hbm.get("measured") or hbm.get("spec")
     if h is not None and known(h.value):
         x = lo * 10
@@ -218,11 +218,7 @@ def hbm_roofline_figure(model: MachineModel, placements: Sequence[Placement] = (
                            showarrow=False, textangle=-28, yanchor="bottom", font={"size": 10, "color": "#d62728"})
     pts = [p for p in placements if p.workload.flops and p.workload.hbm_bytes and p.measured_time_s > 0]
     if pts:
-        times = [p.measured_time_s for p in pts]
-        t_lo, t_hi = min(times), max(times)
-
-        def size(t: float) -> float:  # 8 to 30 px, by the log of the time
-            return 8 + (22 * (math.log(t / t_lo) / math.log(t_hi / t_lo)) if t_hi > t_lo else 0)
+        size = _time_sizes([p.measured_time_s for p in pts], 8, 30)
 
         by: dict[tuple[str, bool], list[Placement]] = {}
         for p in pts:  # calls as circles, kernels placed from ncu's counters (compare --counters) as squares
@@ -277,7 +273,7 @@ def kernel_dots(fig: go.Figure, model: MachineModel, placements: Sequence[Placem
     for p, k, flops, dram, dtype in ks:
         x, y = flops / dram, flops / k.time_per_call_s
         comp, hbm = model.compute(dtype) or model.compute(dtype, "spec"), model.hbm() or model.hbm("spec")
-        roof_at = min(v for v in (comp.value if comp else math.inf, hbm.value * x if hbm else math.inf))
+        roof_at = min(comp.value if comp else math.inf, hbm.value * x if hbm else math.inf)
         limiter = ("memory" if hbm and comp and hbm.value * x < comp.value else "compute") if comp or hbm else "?"
         frac = f"{y / roof_at:.0%} of the roof at this intensity ({limiter}-bound there)" \
             if roof_at < math.inf else "no roof for its data type"
@@ -313,14 +309,14 @@ def _placement_hover(p: Placement) -> str:
             f"the roofline{cost}<br>limiter {p.limiter}{why}")
 
 
-def _time_sizes(times: Sequence[float]) -> Any:
-    """Marker size from a time, 7 to 26 px by the log of the time over every dot of one
-    figure (the longest call is the largest dot)."""
+def _time_sizes(times: Sequence[float], smallest: float = 7, largest: float = 26) -> Any:
+    """Marker size from a time, `smallest` to `largest` px by the log of the time over
+    the dots given (the longest call is the largest dot)."""
     ts = [t for t in times if t and t > 0]
     lo, hi = (min(ts), max(ts)) if ts else (1.0, 1.0)
 
     def size(t: float) -> float:
-        return 7 + (19 * math.log(t / lo) / math.log(hi / lo) if hi > lo and t > 0 else 0)
+        return smallest + ((largest - smallest) * math.log(t / lo) / math.log(hi / lo) if hi > lo and t > 0 else 0)
     return size
 
 
@@ -439,11 +435,7 @@ def bandwidth_roofline_figure(model: MachineModel, placements: Sequence[Placemen
                                     name="placed: communication", customdata=text, legendgroup="placed",
                                     marker={"color": "black", "symbol": "diamond"}), [p.measured_time_s for p in pts]))
     if trace_report is not None:
-        rows: dict[str, list[Any]] = {}
-        for r in trace_report.rows:
-            if r.call.busbw and r.call.size_bytes and r.call.group_size and r.call.group_size > 1:
-                rows.setdefault(f"{r.call.collective} {r.call.dtype} x{r.call.group_size}", []).append(r)
-        for name, rs in sorted(rows.items()):
+        for name, rs in sorted(trace_call_groups(trace_report).items()):
             rs = rs[:TRACE_CALLS_DRAWN]
             text = []
             for r in rs:
@@ -1008,16 +1000,23 @@ def trace_timeline_figure(report: Any, window_us: tuple[float, float] | None = N
     return fig
 
 
+def trace_call_groups(report: Any) -> dict[str, list[Any]]:
+    """A trace report's calls that can be drawn by size and bus bandwidth (size, busbw
+    and a group of two or more known), by 'collective dtype xN'."""
+    by: dict[str, list[Any]] = {}
+    for r in report.rows:
+        if r.call.busbw and r.call.size_bytes and r.call.group_size and r.call.group_size > 1:
+            by.setdefault(f"{r.call.collective} {r.call.dtype} x{r.call.group_size}", []).append(r)
+    return by
+
+
 def trace_collectives_figure(report: Any, profile: Any, model: MachineModel | None = None) -> go.Figure:
     """The trace's collectives (busbw against nccl-tests' size, one marker per call)
     over this machine's NCCL busbw-by-size curves: how far each call sits from what the
     machine does at its size. Calls of unknown size or group are not drawn (the table
     lists them)."""
     fig = collectives_figure(profile, model)
-    by: dict[str, list[Any]] = {}
-    for r in report.rows:
-        if r.call.busbw and r.call.size_bytes and r.call.group_size and r.call.group_size > 1:
-            by.setdefault(f"{r.call.collective} {r.call.dtype} x{r.call.group_size}", []).append(r)
+    by = trace_call_groups(report)
     many = sum(len(v) for v in by.values()) > TRACE_CALLS_DRAWN
     for name, rows in sorted(by.items()):
         color = COLLECTIVE_COLORS.get(rows[0].call.collective, "#7f7f7f")

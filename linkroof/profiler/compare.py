@@ -360,8 +360,9 @@ def run_callable(name: str, fn: Callable[..., Any], make_inputs: Callable[[], An
 
 
 def _clock_state(times: list[float], windows: list, clocks: Any, what: str, busy: float | None = None,
-                 gpu_mhz: list[float] | None = None) -> Any:
-    """The clock state of timed batches from the sampler's samples, or None."""
+                 gpu_mhz: list[float] | None = None, marked: bool = True) -> Any:
+    """The clock state of timed batches from the sampler's samples, or None; `marked`:
+    the sampler was also read at each batch's end."""
     if clocks is None:
         return None
     from ..roofline.clockstate import clock_state
@@ -371,7 +372,7 @@ def _clock_state(times: list[float], windows: list, clocks: Any, what: str, busy
     except Exception:  # noqa: BLE001
         top = None
     return clock_state(times, windows, list(clocks.samples), top, f"NVML every {clocks.period_s * 1e3:.0f} ms "
-                       f"and at each batch's end through {what}", busy, gpu_mhz)
+                       + ("and at each batch's end " if marked else "") + f"through {what}", busy, gpu_mhz)
 
 
 def clock_notes(result: CompareResult) -> list[str]:

@@ -262,26 +262,11 @@ def _linkroof_perf(name: str, fn: Any, x: tuple, local: int = 0) -> dict:
 
 def _clock_doc(c: Any) -> dict:
     """A ClockState as the channel carries it (JSON), or an unknown state saying why."""
-    import dataclasses
+    from ..schema import to_dict
 
     if c is None:
         return {"state": "unknown", "samples": 0, "note": "NVML's clocks could not be read in the harness"}
-    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in dataclasses.asdict(c).items()}
-
-
-def _pkb_clock(per_ms: list[float], sam: Any) -> dict:
-    """The clock state of PKB's timed iterations: NVML sampled while they ran, the first
-    third of the iterations against the last (roofline/clockstate.py)."""
-    if sam is None:
-        return _clock_doc(None)
-    from ..roofline.clockstate import clock_state
-
-    try:
-        top = sam.max_sm_mhz()
-    except Exception:  # noqa: BLE001
-        top = None
-    return _clock_doc(clock_state([t / 1e3 for t in per_ms], [], list(sam.samples), top,
-                                  f"NVML every {sam.period_s * 1e3:.0f} ms through PKB's timed iterations"))
+    return to_dict(c)
 
 
 def _timeline(fn: Any, runs: list, measured_s: float, host_s: float) -> dict | None:
@@ -467,15 +452,17 @@ def main(argv: list[str]) -> int:
         x = make(rank, world, a.first_trial)  # timed on the first trial's inputs (PKB: each trial's job times its own)
         t0 = clock.now()
         if a.protocol == "pkb":
+            import contextlib
+
             from .clocks import sampler
+            from .compare import _clock_state
 
             sam = sampler(local)
-            if sam is not None:
-                with sam:
-                    perf, runs = _pkb_perf(fn, x, a.warmup, a.iters, clock)
-            else:
+            with sam if sam is not None else contextlib.nullcontext():
                 perf, runs = _pkb_perf(fn, x, a.warmup, a.iters, clock)
-            perf["clock"] = _pkb_clock(perf.pop("iteration_ms"), sam)
+            # NVML sampled through PKB's timed iterations, the first third of them against the last
+            perf["clock"] = _clock_doc(_clock_state([t / 1e3 for t in perf.pop("iteration_ms")], [], sam,
+                                                    "PKB's timed iterations", marked=False))
         else:
             perf, runs = _linkroof_perf(a.fn.rsplit(":", 1)[-1], fn, x, local), [x]
         perf["protocol"] = a.protocol

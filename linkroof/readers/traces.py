@@ -249,14 +249,14 @@ def _events(p: Path, on_event: Any, start: int | None = None, limit: int | None 
     left = limit
     size = p.stat().st_size
     raw_file = getattr(f, "fileobj", None) or f  # a gzip file's progress is its compressed bytes read
-    got = [0]  # bytes decompressed
+    got = 0  # bytes decompressed
     try:
         if start is not None:
             f.seek(start)
         buf, eof = "", False
 
         def more() -> bool:
-            nonlocal buf, eof, left
+            nonlocal buf, eof, left, got
             if eof:
                 return False
             want = CHUNK if left is None else min(CHUNK, left)
@@ -264,9 +264,9 @@ def _events(p: Path, on_event: Any, start: int | None = None, limit: int | None 
             if left is not None:
                 left -= len(raw)
             eof = not raw
-            got[0] += len(raw)
-            if raw_file is not f and got[0] > BOMB_AFTER and got[0] > BOMB_RATIO * max(1, raw_file.tell()):
-                raise TraceError(f"{p}: its first {raw_file.tell():,} compressed bytes expand to {got[0] >> 20:,} MiB, "
+            got += len(raw)
+            if raw_file is not f and got > BOMB_AFTER and got > BOMB_RATIO * max(1, raw_file.tell()):
+                raise TraceError(f"{p}: its first {raw_file.tell():,} compressed bytes expand to {got >> 20:,} MiB, "
                                  f"over {BOMB_RATIO} times their size (a profiler's trace compresses 10 to 20 times): "
                                  "a gzip bomb, not read further")
             buf += text_of.decode(raw, final=eof)
@@ -540,9 +540,13 @@ def read_trace(path: str | Path, progress: Any = None) -> Trace:
     meta, seen_events = _stream(p, col, progress)
     acts, kargs, launches, ops = col.acts, col.kargs, col.launches, col.ops
     gpu_steps, cpu_steps = col.gpu_steps, col.cpu_steps
-    acts, kargs, dropped = _once(acts, kargs) if col.twice else (acts, kargs, 0)
-    ops, dropped_ops = _ops_once(ops)
-    gpu_steps, cpu_steps = list(dict.fromkeys(gpu_steps)), list(dict.fromkeys(cpu_steps))  # a step given twice: once
+    dropped = 0
+    if col.twice:
+        pairs, dropped = _once(zip(acts, kargs), lambda ak: (ak[0].kind, ak[0].name, ak[0].device, ak[0].stream,
+                                                             ak[0].start_ns, ak[0].end_ns, ak[0].correlation))
+        acts, kargs = [a for a, _ in pairs], [k for _, k in pairs]
+    ops, dropped_ops = _once(ops, lambda o: (o.name, o.tid, o.start_ns, o.end_ns))
+    (gpu_steps, _), (cpu_steps, _) = _once(gpu_steps), _once(cpu_steps)  # a step given twice: once
     if not seen_events and "traceEvents" not in meta:
         raise TraceError(f"{p}: no traceEvents: not a Chrome / PyTorch profiler trace")
     if not acts and col.bad:
@@ -588,30 +592,19 @@ def read_trace(path: str | Path, progress: Any = None) -> Trace:
                  acts, kargs, launches, CommOps(ops), steps, groups, notes=notes)
 
 
-def _once(acts: list[Activity], kargs: list[dict]) -> tuple[list[Activity], list[dict], int]:
-    """The GPU events with those given twice (the same in every field) kept once."""
-    seen: set = set()
-    keep_a, keep_k = [], []
-    for a, k in zip(acts, kargs):
-        key = (a.kind, a.name, a.device, a.stream, a.start_ns, a.end_ns, a.correlation)
-        if key in seen:
-            continue
-        seen.add(key)
-        keep_a.append(a)
-        keep_k.append(k)
-    return keep_a, keep_k, len(acts) - len(keep_a)
-
-
-def _ops_once(ops: list[CommOp]) -> tuple[list[CommOp], int]:
-    """The host's collective ops with those given twice (name, thread, start, end) kept once."""
+def _once(items: Any, key: Any = None) -> tuple[list, int]:
+    """The items with those given twice (the same `key`, else equal) kept once, in order;
+    and how many were dropped."""
     seen: set = set()
     out = []
-    for o in ops:
-        key = (o.name, o.tid, o.start_ns, o.end_ns)
-        if key not in seen:
-            seen.add(key)
-            out.append(o)
-    return out, len(ops) - len(out)
+    n = 0
+    for x in items:
+        n += 1
+        k = key(x) if key is not None else x
+        if k not in seen:
+            seen.add(k)
+            out.append(x)
+    return out, n - len(out)
 
 
 def _gpu_windows(cpu_steps: list[tuple[str, int, int]], acts: list[Activity],
