@@ -4,6 +4,7 @@ half-written. A fuzz test mutates profile JSON through `runs import` and the
 dashboard's upload."""
 
 import errno
+import os
 import copy
 import json
 import sqlite3
@@ -49,6 +50,14 @@ def _read_only_fs(monkeypatch, name):
         return real(self, *a, **k)
 
     monkeypatch.setattr(Path, "write_text", write_text)
+    real_replace = os.replace
+
+    def replace(src, dst, *a, **k):  # linkroof.files.write_text: a temporary file renamed over it
+        if Path(dst).name == name:
+            raise OSError(errno.EROFS, "Read-only file system", str(dst))
+        return real_replace(src, dst, *a, **k)
+
+    monkeypatch.setattr(os, "replace", replace)
 
 
 def _damaged_store(tmp_path):

@@ -83,10 +83,12 @@ def _echo_json(text: str) -> None:
 def _write(path: str | Path, text: str) -> None:
     """Write a file the user asked for; a missing folder or a read-only file system is
     one line, not a traceback."""
+    from ..files import FileOutputError, write_text
+
     try:
-        Path(path).write_text(text)
-    except OSError as e:
-        raise UserError(f"cannot write {path}: {e.strerror or e}") from None
+        write_text(path, text)
+    except FileOutputError as e:
+        raise UserError(str(e)) from None
 
 
 def _finite(ctx: click.Context, param: click.Parameter, value: Any) -> Any:

@@ -120,9 +120,9 @@ def export(ctx: click.Context, which: str | None, fmt: str, name: str | None, ou
         return
     text = E.render(profile, fmt, key, facts)
     if out:
-        from .common import _write
+        from ..files import write_text
 
-        _write(out, text)
+        write_text(out, text)
         click.echo(out)
     else:
         click.echo(text, nl=False)

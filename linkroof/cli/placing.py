@@ -417,11 +417,9 @@ def trace(ctx: click.Context, files: tuple[str, ...], which: str | None, as_json
             bar.close()
     placements = [r.placement for r in report.rows if r.placement is not None]
     if csv_path:
-        import io
+        from ..files import csv_text
 
-        buf = io.StringIO()
-        report.to_dataframe().to_csv(buf, index=False)
-        _write(csv_path, buf.getvalue())
+        _write(csv_path, csv_text(report.to_dataframe()))
         click.echo(f"Wrote {len(report.rows)} calls to {csv_path}", err=True)
     if placements and not no_save:
         import dataclasses

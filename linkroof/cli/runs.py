@@ -160,7 +160,9 @@ def runs_export(ctx: click.Context, profile_id: str, out: str | None, fmt: str) 
         return
     frame = profile.to_dataframe()
     if fmt == "csv":
-        text = frame.to_csv(index=False)
+        from ..files import csv_text
+
+        text = csv_text(frame)
         if out:
             _write(out, text)
             click.echo(f"Wrote {out} ({len(frame)} rows)", err=True)

@@ -19,19 +19,27 @@ Formats, each read from its tool's source:
 
 from __future__ import annotations
 
+import ast
 import json
+import math
 import os
 import pprint
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ..errors import LinkroofError
+from ..files import path_inside, plain, slug, write_text
 from ..schema import ClockState, Measurement, Profile, known
 from ..units import format_bytes, format_rate, format_size, format_time
 from .model import LINK_NAMES, MachineModel, roof_sources
 
 SIZES = (4096, 65536, 1 << 20, 16 << 20, 256 << 20)  # message sizes the curves are given at
 BRIEF_LIMIT = 2048
+
+
+class ExportError(LinkroofError):
+    """A generated file would not parse back as exactly the data it was made from."""
 
 
 @dataclass(frozen=True)
@@ -246,12 +254,19 @@ def brief(profile: Profile, fs: Sequence[Fact]) -> str:
     are dropped from the end until it fits."""
     lines = [f"Machine: {header(profile, fs)}.",
              "Figures are measured by linkroof unless marked spec; bandwidths per GPU; clock = the state measured in."]
-    body = spec_lines(profile, fs, short=True)
+    # plain text: a name's control characters or newlines are not lines, and a long name
+    # is cut so the brief keeps its limit
+    body = [_cut(plain(x)) for x in spec_lines(profile, fs, short=True)]
+    lines = [_cut(plain(x)) for x in lines]
     text = "\n".join(lines + body) + "\n"
     while len(text.encode()) > BRIEF_LIMIT and body:
         body.pop()
         text = "\n".join(lines + body + ["(more: linkroof export --json)"]) + "\n"
     return text
+
+
+def _cut(line: str, limit: int = 400) -> str:
+    return line if len(line) <= limit else line[:limit - 3] + "..."
 
 
 DEFINITIONS = {
@@ -298,19 +313,20 @@ def pkb_toml(profile: Profile, key: str, fs: Sequence[Fact]) -> str:
         "gpu_definitions_bullets": "\n".join(f"- **{k}**: {v}" for k, v in DEFINITIONS.items()) + "\n",
         "gpu_best_practices_bullets": "\n".join(f"- {x}" for x in practices(fs)) + "\n",
     }
-    lines = [f"# linkroof export --format pkb: profile {profile.id}; merge into kernelgen/prompts.toml",
-             f"[hardware_profiles.{_toml_key(key)}]"]
-    for k, v in fields.items():
-        lines.append(f"{k} = {_toml_str(v)}")
-    return "\n".join(lines) + "\n"
+    import tomllib
 
+    import tomli_w
 
-def _toml_key(k: str) -> str:
-    return k if all(c.isalnum() or c in "-_" for c in k) else json.dumps(k)
-
-
-def _toml_str(v: str) -> str:
-    return json.dumps(v)  # a TOML basic string: JSON's escapes are TOML's
+    doc = {"hardware_profiles": {plain(key): {k: plain(v, newlines=True) for k, v in fields.items()}}}
+    text = (f"# linkroof export --format pkb: profile {plain(profile.id)}; merge into kernelgen/prompts.toml\n"
+            + tomli_w.dumps(doc, multiline_strings=True))
+    try:
+        back = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ExportError(f"the pkb table does not parse back as TOML ({e}): not written") from None
+    if back != doc:
+        raise ExportError("the pkb table parses back as other data than was meant: not written")
+    return text
 
 
 KB_KEYS = {"fp8": "FP8 Tensor Core TFLOPS", "bf16": "BFLOAT16 Tensor Core TFLOPS", "fp16": "FP16 Tensor Core TFLOPS",
@@ -353,13 +369,55 @@ def kernelbench_specs(profile: Profile, key: str, fs: Sequence[Fact]) -> dict[st
 
 
 def kernelbench_py(profile: Profile, key: str, fs: Sequence[Fact]) -> str:
-    """A gpu_specs.py module KernelBench's prompt constructor reads with runpy."""
-    info = {key: kernelbench_specs(profile, key, fs)}
-    return (f'"""GPU specs for KernelBench\'s prompts: linkroof export --format kernelbench, profile {profile.id}.\n'
-            'Measured figures say so and name their clock state; spec figures are the data sheet\'s, dense."""\n\n'
-            f"GPU_SPEC_INFO = {pprint.pformat(info, width=110, sort_dicts=False)}\n\n"
-            f"GPU_DEFINITIONS = {pprint.pformat(DEFINITIONS, width=110, sort_dicts=False)}\n\n"
-            f"GPU_BEST_PRACTICES = {pprint.pformat(practices(fs) or ['Measure before optimising.'], width=110)}\n")
+    """A gpu_specs.py module KernelBench's prompt constructor reads with runpy: a docstring
+    and three assignments of literals, each written by repr (pprint), never by formatting
+    data into code, and parsed back (ast) to exactly that before it is returned."""
+    info = {plain(key): {plain(k): plain(v) for k, v in kernelbench_specs(profile, key, fs).items()}}
+    doc = (f"GPU specs for KernelBench's prompts: linkroof export --format kernelbench, profile {plain(profile.id)}.\n"
+           "Measured figures say so and name their clock state; spec figures are the data sheet's, dense.")
+    values = {"GPU_SPEC_INFO": info, "GPU_DEFINITIONS": dict(DEFINITIONS),
+              "GPU_BEST_PRACTICES": [plain(x) for x in practices(fs)] or ["Measure before optimising."]}
+    text = repr(doc) + "\n\n" + "\n".join(
+        f"{name} = {pprint.pformat(v, width=110, sort_dicts=False)}\n" for name, v in values.items())
+    check_python_data(text, doc, values)
+    return text
+
+
+def check_python_data(text: str, doc: str, values: dict[str, Any]) -> None:
+    """`text` is a module of one docstring (`doc`) and assignments of literals to names,
+    equal to `values`, and nothing else (no call, import, name or expression that runs);
+    ExportError otherwise."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as e:
+        raise ExportError(f"the module does not parse back ({e.msg}): not written") from None
+    body = tree.body
+    if not body or not isinstance(body[0], ast.Expr) or not isinstance(body[0].value, ast.Constant) \
+            or body[0].value.value != doc:
+        raise ExportError("the module's docstring is not the one meant: not written")
+    seen: dict[str, Any] = {}
+    for node in body[1:]:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            raise ExportError(f"the module holds a {type(node).__name__} statement, not data: not written")
+        try:
+            seen[node.targets[0].id] = ast.literal_eval(node.value)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            raise ExportError(f"{node.targets[0].id} is not a literal: not written") from None
+    if seen != values:
+        raise ExportError("the module parses back as other data than was meant: not written")
+
+
+def _data(x: Any) -> Any:
+    """JSON-able data with plain strings and no NaN or infinity (null in their place)."""
+    if isinstance(x, dict):
+        return {plain(k): _data(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_data(v) for v in x]
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, str):
+        return plain(x, newlines=True)
+    return x
 
 
 TL_MATRIX = {"bf16": "matrix_bf16", "fp16": "matrix_fp16", "fp8": "matrix_fp8", "tf32": "matrix_tf32",
@@ -407,7 +465,11 @@ def render(profile: Profile, fmt: str, key: str, fs: Sequence[Fact] | None = Non
     if fmt == "kernelbench":
         return kernelbench_py(profile, key, fs)
     if fmt == "tracelens":
-        return json.dumps(tracelens_arch(profile, key, fs), indent=2) + "\n"
+        data = _data(tracelens_arch(profile, key, fs))
+        text = json.dumps(data, indent=2, allow_nan=False) + "\n"
+        if json.loads(text) != data:
+            raise ExportError("the arch JSON parses back as other data than was meant: not written")
+        return text
     raise ValueError(f"unknown format {fmt!r}")
 
 
@@ -415,13 +477,23 @@ FILES = {"brief": "brief.txt", "pkb": "pkb_hardware_profile.toml", "kernelbench"
          "tracelens": "{key}.json"}
 
 
+def file_name(fmt: str, key: str) -> str:
+    """The file a format is written to: the key only ever as a safe slug."""
+    return FILES[fmt].format(key=slug(key, "linkroof"))
+
+
 def write_all(profile: Profile, folder: str, key: str) -> list[str]:
-    os.makedirs(folder, exist_ok=True)
+    """The four formats into `folder`, each inside it (a key of '../x' or 'H200/SXM5' is a
+    slug in the file's name), each written whole or not at all."""
+    from ..files import FileOutputError
+
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as e:
+        raise FileOutputError(f"cannot make {folder}: {e.strerror or e}") from None
     fs = facts(profile)
+    texts = {fmt: render(profile, fmt, key, fs) for fmt in FILES}  # all made and checked before any is written
     out = []
-    for fmt, name in FILES.items():
-        path = os.path.join(folder, name.format(key=key))
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(render(profile, fmt, key, fs))
-        out.append(path)
+    for fmt, text in texts.items():
+        out.append(str(write_text(path_inside(folder, file_name(fmt, key)), text)))
     return out

@@ -179,14 +179,28 @@ def against_spec(profile: Profile, minimum_fraction: float, model: MachineModel 
 
 def junit_xml(report: GateReport, suite: str = "linkroof check") -> str:
     """The checks as a JUnit XML test suite (one test case each; failures carry what was
-    expected and what was measured), for CI systems and fleet dashboards."""
+    expected and what was measured), for CI systems and fleet dashboards. Text from a
+    profile is plain (no character XML forbids) and escaped; the document is parsed back
+    (ElementTree) to as many test cases as checks before it is returned."""
+    from xml.etree import ElementTree
+
+    from ..files import plain
+
     cases = []
     for c in report.checks:
-        body = "" if c.passed else (f"<failure message={quoteattr(f'expected {c.expected}, got {c.got}')}>"
-                                    f"{escape(c.detail)}</failure>")
-        cases.append(f'  <testcase classname="linkroof.{c.kind}" name={quoteattr(c.name)}>{body}</testcase>')
-    return (f'<?xml version="1.0" encoding="utf-8"?>\n<testsuite name={quoteattr(suite)} tests="{len(cases)}" '
+        body = "" if c.passed else (f"<failure message={quoteattr(plain(f'expected {c.expected}, got {c.got}'))}>"
+                                    f"{escape(plain(c.detail, newlines=True))}</failure>")
+        cases.append(f'  <testcase classname={quoteattr("linkroof." + plain(c.kind))} name={quoteattr(plain(c.name))}>'
+                     f'{body}</testcase>')
+    text = (f'<?xml version="1.0" encoding="utf-8"?>\n<testsuite name={quoteattr(plain(suite))} tests="{len(cases)}" '
             f'failures="{len(report.failed)}" skipped="0">\n' + "\n".join(cases) + "\n</testsuite>\n")
+    try:
+        root = ElementTree.fromstring(text.encode("utf-8"))
+    except ElementTree.ParseError as e:
+        raise GateError(f"the JUnit report does not parse back as XML ({e}): not written") from None
+    if root.tag != "testsuite" or len(root.findall("testcase")) != len(report.checks):
+        raise GateError("the JUnit report parses back as other test cases than were checked: not written")
+    return text
 
 
 def parse_percent(text: str) -> float:
