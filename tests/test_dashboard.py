@@ -154,18 +154,43 @@ def test_collectives_figure_overlays_imported_nccl_tests(tmp_path):
     assert max(trace.y) == pytest.approx(313.81, abs=0.01)
 
 
-def test_dashboard_warns_off_loopback(monkeypatch, tmp_path):
+def test_dashboard_off_loopback_needs_public_and_then_a_token(monkeypatch, tmp_path):
+    """Issue 41 item 2: another address is refused without --public; with it, a warning
+    and a token; --debug (Dash's debugger runs code) never with --public."""
     from click.testing import CliRunner
 
     from linkroof.cli import cli
 
     served = {}
-    monkeypatch.setattr("waitress.serve", lambda app, host, port, threads: served.update(host=host, port=port))
-    res = CliRunner().invoke(cli, ["--store", str(tmp_path / "s.sqlite"), "dashboard", "--host", "0.0.0.0",
-                                   "--port", "8123"])
-    assert res.exit_code == 0 and "has no login" in res.output and served == {"host": "0.0.0.0", "port": 8123}
-    res = CliRunner().invoke(cli, ["--store", str(tmp_path / "s.sqlite"), "dashboard"])
-    assert "has no login" not in res.output and served["host"] == "127.0.0.1"
+    monkeypatch.setattr("waitress.serve", lambda app, host, port, threads: served.update(host=host, port=port,
+                                                                                         app=app))
+    store = ["--store", str(tmp_path / "s.sqlite")]
+    res = CliRunner().invoke(cli, store + ["dashboard", "--host", "0.0.0.0", "--port", "8123"])
+    assert res.exit_code == 1 and "--public" in res.output and served == {}
+    res = CliRunner().invoke(cli, store + ["dashboard", "--host", "0.0.0.0", "--public", "--debug"])
+    assert res.exit_code == 1 and "debugger" in res.output and served == {}
+    res = CliRunner().invoke(cli, store + ["dashboard", "--host", "10.0.0.1", "--public", "--token", "short"])
+    assert res.exit_code == 1 and "16" in res.output and served == {}
+    res = CliRunner().invoke(cli, store + ["dashboard", "--host", "0.0.0.0", "--port", "8123", "--public"])
+    assert res.exit_code == 0 and "reachable from other machines" in res.output
+    assert served["host"] == "0.0.0.0" and served["port"] == 8123
+    token = res.output.split("?token=")[1].split()[0]
+    assert len(token) >= 24
+    client = served["app"].test_client()
+    assert client.get("/").status_code == 401
+    assert client.get("/?token=wrong" + token[5:]).status_code == 401
+    assert client.post("/_dash-update-component", json={}).status_code == 401  # callbacks too, not just pages
+    ok = client.get("/?token=" + token)
+    assert ok.status_code == 200 and "HttpOnly" in ok.headers["Set-Cookie"] and "SameSite=Strict" in ok.headers[
+        "Set-Cookie"]
+    assert client.get("/").status_code == 200  # the cookie now
+    other = served["app"].test_client()
+    assert other.get("/_dash-layout", headers={"Authorization": "Bearer " + token}).status_code == 200
+    assert other.get("/_dash-layout").status_code == 401
+    served.clear()
+    res = CliRunner().invoke(cli, store + ["dashboard"])
+    assert res.exit_code == 0 and "reachable" not in res.output and served["host"] == "127.0.0.1"
+    assert served["app"].test_client().get("/").status_code == 200  # this machine only: no token unless asked
 
 
 def test_report_cli(tmp_path):

@@ -115,3 +115,106 @@ def test_fuzzed_callback_inputs_never_break_the_server(served, value, pick):
     slot = slots[pick % len(slots)]
     res = _post(client, output, inputs, state, {f"{slot['id']}.{slot['property']}": value})
     assert res.status_code < 500, (output, slot, value, res.data[:300])
+
+
+def _url(raw: bytes) -> str:
+    return "data:application/octet-stream;base64," + base64.b64encode(raw).decode()
+
+
+def _snapshot(*folders):
+    out = {}
+    for f in folders:
+        for root, dirs, files in __import__("os").walk(f):
+            for n in files + dirs:
+                out[__import__("os").path.join(root, n)] = True
+    return out
+
+
+def test_hostile_uploads_change_nothing_but_the_page(tmp_path, monkeypatch):
+    """Issue 41 item 2: uploads are parsed as data only. Code, pickles, a gzip bomb, deep
+    and huge JSON, a profile whose id or names are code, one that reuses a stored id with
+    other content, hostile trace files: each is answered in the page; no file appears in
+    the working folder, the temporary folder or the home folder; the store changes only by
+    the one valid profile (held as data: its export is data too); refused trace uploads
+    leave the traces shown as they were."""
+    import gzip
+    import os
+    import pickle
+    import tempfile
+
+    from linkroof.roofline import export as E
+
+    store = tmp_path / "s.sqlite"
+    kept = factories.profile([factories.measurement()], label="kept")
+    with Store(store) as s:
+        s.put(kept)
+    work, tmp, home = tmp_path / "work", tmp_path / "tmp", tmp_path / "home"
+    for d in (work, tmp, home):
+        d.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    app = A.create_app(str(store))
+    client = app.server.test_client()
+    assert client.get("/").status_code == 200
+    before_files = _snapshot(work, tmp, home)
+    with Store(store) as s:
+        before = {r["id"] for r in s.list(limit=100)}
+
+    class Boom:
+        def __reduce__(self):
+            return (os.system, (f"touch {work}/PWNED",))
+
+    code_id = '"""; import os; open("PWNED", "w"); """'
+    hostile_profile = json.loads(dumps(factories.profile([factories.measurement()], label="<script>alert(1)</script>")))
+    hostile_profile["id"] = code_id
+    same_id = json.loads(dumps(factories.profile([factories.measurement()], label="other")))
+    same_id["id"] = kept.id
+    payloads = {
+        "code.py": b"import os; open('PWNED', 'w')\n",
+        "evil.pkl": pickle.dumps(Boom()),
+        "bomb.json.gz": gzip.compress(b"[" + b"0," * (20 << 20) + b"0]"),
+        "deep.json": b"[" * 100_000 + b"]" * 100_000,
+        "huge-number.json": b'{"schema": "linkroof.Profile", "version": 1e99999}',
+        "nan.json": b'{"schema": "linkroof.Profile", "id": NaN}',
+        "proto.json": b'{"__class__": "os.system", "__reduce__": ["touch PWNED"]}',
+        "yaml.json": b"!!python/object/apply:os.system ['touch PWNED']",
+        "same-id.json": json.dumps(same_id).encode(),
+        "hostile-id.json": json.dumps(hostile_profile).encode(),
+    }
+    cb = app.callback_map["upload-message.children"]
+    answers = {}
+    for name, raw in payloads.items():
+        res = _post(client, "upload-message.children", cb["inputs"], cb["state"],
+                    {"upload.contents": _url(raw), "upload.filename": name})
+        assert res.status_code == 200 and b"Traceback" not in res.data, (name, res.data[:300])
+        answers[name] = res.data.decode()
+    for name in payloads:
+        if name != "hostile-id.json":
+            assert "added profile" not in answers[name], (name, answers[name][:300])
+    assert "added profile" in answers["hostile-id.json"]
+    with Store(store) as s:
+        after = {r["id"] for r in s.list(limit=100)}
+        assert after - before == {code_id} and before <= after
+        assert s.get(kept.id).label == "kept"  # a reused id does not replace what is stored
+        stored = s.get(code_id)
+    # the trace page: hostile trace files are refused and the traces shown stay as they were
+    key = next(k for k in app.callback_map if "trace-message" in k)
+    tcb = app.callback_map[key]
+    for name in ("evil.pkl", "bomb.json.gz", "deep.json", "code.py"):
+        body = {"output": key, "outputs": [{"id": "trace-message", "property": "children"},
+                                           {"id": "trace-view", "property": "children"}],
+                "inputs": [{"id": "trace-upload", "property": "contents", "value": [_url(payloads[name])]}],
+                "changedPropIds": ["trace-upload.contents"],
+                "state": [{"id": i["id"], "property": i["property"],
+                           "value": [name] if i["property"] == "filename" else None} for i in tcb["state"]]}
+        res = client.post("/_dash-update-component", data=json.dumps(body), content_type="application/json")
+        assert res.status_code == 200 and b"Traceback" not in res.data, (name, res.data[:300])
+        assert b"refused" in res.data or b"not a" in res.data, (name, res.data[:400])
+        assert b"read 1 trace" not in res.data
+    assert not (work / "PWNED").exists()
+    assert _snapshot(work, tmp, home) == before_files  # nothing written, nothing left behind
+    only_data = E.kernelbench_py(stored, code_id, E.facts(stored))
+    import ast
+
+    assert not any(isinstance(n, (ast.Call, ast.Import)) for n in ast.walk(ast.parse(only_data)))

@@ -11,25 +11,49 @@ from .common import PROFILE_HELP, UserError, _banner, _load_profile, _probe_here
 
 @cli.command()
 @click.option("--profile", "which", metavar="ID|FILE|reference", help="Profile shown first (default: the store's).")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to serve on.")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to serve on. Anything but this machine (127.0.0.1, localhost, ::1) needs --public.")
 @click.option("--port", default=8050, show_default=True, type=click.IntRange(1, 65535))
-@click.option("--debug", is_flag=True, help="Dash debug mode (reloads on code changes).")
+@click.option("--public", is_flag=True, help="Allow --host to be an address other machines reach. The dashboard "
+              "then asks for a token (--token, or one made and printed at start); anyone with it can read the "
+              "store and add profiles to it.")
+@click.option("--token", metavar="TEXT", envvar="LINKROOF_DASHBOARD_TOKEN", show_envvar=True,
+              help="Require this token on every request (?token=TEXT once, then a cookie); made for you with "
+              "--public when not given. At least 16 characters.")
+@click.option("--debug", is_flag=True, help="Dash debug mode (reloads on code changes; its debugger runs code "
+              "sent to it, so it is refused with --public).")
 @click.option("--trace", "trace_files", multiple=True, type=click.Path(dir_okay=False),
               help="A PyTorch profiler trace (one per rank; repeat the option) shown on the Trace page.")
 @click.pass_context
-def dashboard(ctx: click.Context, which: str | None, host: str, port: int, debug: bool,
-              trace_files: tuple[str, ...]) -> None:
-    """Serve the dashboard: overview, topology, bandwidth, collectives, roofline, trace, runs."""
-    from ..dashboard.app import create_app, serve
+def dashboard(ctx: click.Context, which: str | None, host: str, port: int, public: bool, token: str | None,
+              debug: bool, trace_files: tuple[str, ...]) -> None:
+    """Serve the dashboard: overview, topology, bandwidth, collectives, roofline, trace, runs.
+    It listens on this machine only unless --public is given."""
+    import secrets
+
+    from ..dashboard.app import LOCAL_HOSTS, create_app, serve
     from ..readers.traces import read_job
 
+    local = host in LOCAL_HOSTS
+    if not local and not public:
+        raise UserError(f"--host {host} serves the dashboard to other machines: it has no login, and anyone who "
+                        "reaches it can read the store and add profiles. Give --public to do so (a token is then "
+                        "required), or use an SSH tunnel to 127.0.0.1.")
+    if public and debug:
+        raise UserError("--debug with --public is refused: Dash's debugger runs code sent to it")
+    if token is not None and (len(token) < 16 or not token.isprintable() or " " in token):
+        raise UserError("--token must be at least 16 printable characters without spaces")
+    if public and not token:
+        token = secrets.token_urlsafe(24)
     traces = read_job(list(trace_files)) if trace_files else None
     profile = _load_profile(ctx, which) if which else None
-    if host not in ("127.0.0.1", "localhost", "::1"):
-        _warn(f"Warning: serving on {host}: the dashboard has no login; anyone who can reach this address "
-                    "can read and add profiles.",)
-    app = create_app(ctx.obj.get("store"), profile, here=_probe_here(), traces=traces)
-    click.echo(f"linkroof dashboard on http://{host}:{port}/  (Ctrl-C to stop)", err=True)
+    if not local:
+        _warn(f"Warning: serving on {host}, reachable from other machines: anyone with the token can read the "
+              "store and add profiles to it; traffic is not encrypted (put it behind TLS or an SSH tunnel).")
+    app = create_app(ctx.obj.get("store"), profile, here=_probe_here(), traces=traces, token=token)
+    shown = "[::1]" if host == "::1" else host
+    click.echo(f"linkroof dashboard on http://{shown}:{port}/" + (f"?token={token}" if token else "")
+               + "  (Ctrl-C to stop)", err=True)
     serve(app, host, port, debug)
 
 

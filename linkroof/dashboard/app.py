@@ -832,7 +832,7 @@ def render_page(pathname: Any, pid: Any, data: Data) -> Any:
 
 
 def create_app(store_path: str | None = None, profile: Profile | None = None, here: Any = None,
-               traces: list | None = None) -> Any:
+               traces: list | None = None, token: str | None = None) -> Any:
     import dash
     import dash_ag_grid  # noqa: F401 - component libraries must be loaded before the first callback
     from dash import Input, Output, State, dcc, html
@@ -842,6 +842,8 @@ def create_app(store_path: str | None = None, profile: Profile | None = None, he
     # dcc.Graph's own full bundle (dashboard/plotlyjs.py)
     app = dash.Dash(__name__, title="linkroof", suppress_callback_exceptions=True, assets_folder=str(plotlyjs.ASSETS),
                     assets_ignore="" if plotlyjs.fits() else plotlyjs.IGNORE_BUNDLE)
+    if token:
+        require_token(app.server, token)
     choices = data.choices()
     app.layout = html.Div([
         dcc.Location(id=Id.URL.value),
@@ -886,6 +888,42 @@ def create_app(store_path: str | None = None, profile: Profile | None = None, he
     _refuse_unknown_requests(app)
     app.linkroof_data = data  # for tests
     return app
+
+
+TOKEN_COOKIE = "linkroof_token"
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def require_token(server: Any, token: str) -> None:
+    """Every request must carry the token: as `?token=` once (it is then kept in a cookie
+    that scripts cannot read and other sites do not send), the cookie, or an
+    `Authorization: Bearer` header. Anything else is a 401 with one line; the token is
+    compared in constant time."""
+    import hmac
+
+    from flask import request
+
+    want = token.encode()
+
+    def same(got: Any) -> bool:
+        return isinstance(got, str) and hmac.compare_digest(got.encode(), want)
+
+    @server.before_request
+    def check() -> Any:
+        auth = request.headers.get("Authorization", "")
+        if same(request.cookies.get(TOKEN_COOKIE)) or (auth.startswith("Bearer ") and same(auth[7:])):
+            return None
+        if same(request.args.get("token")):
+            request.environ["linkroof.set_token"] = True
+            return None
+        return ("linkroof dashboard: this address needs the token printed when it was started "
+                "(open the URL with ?token=...)\n", 401, {"Content-Type": "text/plain; charset=utf-8"})
+
+    @server.after_request
+    def keep(response: Any) -> Any:
+        if request.environ.get("linkroof.set_token"):
+            response.set_cookie(TOKEN_COOKIE, token, httponly=True, samesite="Strict")
+        return response
 
 
 def serve(app: Any, host: str, port: int, debug: bool = False) -> None:
