@@ -21,7 +21,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from click.testing import CliRunner  # noqa: E402
 
 from linkroof.cli import cli  # noqa: E402
-from linkroof.profiler import score as S  # noqa: E402
+from linkroof.scoring import score as S  # noqa: E402
 
 TARGETS = {"fifo_refusals_s": 10.0, "huge_recording_refusal_s": 5.0, "score_batch_with_a_hang_s": 30.0}
 

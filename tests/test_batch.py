@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from linkroof.cli import cli
-from linkroof.profiler import batch as B
-from linkroof.profiler import score as S
+from linkroof.scoring import batch as B
+from linkroof.scoring import score as S
 
 FAKE = str(Path(__file__).parent / "tools" / "fake_score_child.py")
 NAMES = ["good", "slow", "wrong", "nan", "c04", "c05", "c06", "c07", "c08", "c09"]

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from linkroof.cli import cli
-from linkroof.profiler import score as S
+from linkroof.scoring import score as S
 
 REFERENCE = (Path(__file__).parent.parent / "docs" / "reference.md").read_text()
 

@@ -107,7 +107,7 @@ def test_guards_score_speedup_from_the_last_trial():
     """Three PKB trials of a candidate that slows down (50, 100, 200 ms against the
     reference's 100): the speedup is the mean of the trials' (2 + 1 + 0.5) / 3, not the
     last one's 0.5, and the total-time speedup beside it is 300 / 350."""
-    from linkroof.profiler import score as S
+    from linkroof.scoring import score as S
 
     [row] = S.score("m:reference", ["m:good__drift"], "m:inputs", ranks=2, protocol="pkb", trials=3, deadline_s=20.0,
                     command=_fake())
@@ -120,7 +120,7 @@ def test_guards_score_speedup_from_the_last_trial():
 def test_guards_trials_go_on_after_a_mismatch():
     """PKB stops at the first trial that does not match: a candidate wrong from its second
     trial has two trials, not three."""
-    from linkroof.profiler import score as S
+    from linkroof.scoring import score as S
 
     [row] = S.score("m:reference", ["m:good__wronglate"], "m:inputs", ranks=2, protocol="pkb", trials=3,
                     deadline_s=20.0, command=_fake())
@@ -131,7 +131,7 @@ def test_guards_trials_go_on_after_a_mismatch():
 def test_guards_pkb_fields_and_time_from_the_slowest_rank():
     """Two ranks, rank 1 the slower (1.2x): the row's time, its PKB fields and the rank
     whose timeline explains it are rank 1's, in ms and s each where named."""
-    from linkroof.profiler import score as S
+    from linkroof.scoring import score as S
 
     ref = S.RunResult(S.Target.of("m:reference"), "", 0, 2, 1.0,
                       perf={0: {"wall_time_ms": 100.0, "median_ms": 100.0}, 1: {"wall_time_ms": 120.0, "median_ms": 120.0}})
@@ -166,7 +166,7 @@ def test_guards_floor_margin_and_its_edge():
     """A time is suspect only under the floor by more than its spread, and the spread is
     at least 2 %: a steady 1.00 ms against a 1.03 ms floor is suspect, against 1.01 it is
     not (within the 2 %)."""
-    from linkroof.profiler import score as S
+    from linkroof.scoring import score as S
 
     steady = S.RunResult(S.Target.of("m:c"), "", 0, 1, 1.0, perf={0: {"wall_time_ms": 1.0, "wall_time_std_ms": 0.0}})
     assert S.spread(steady, "pkb") == 0.02
@@ -180,7 +180,7 @@ def test_guards_floor_margin_and_its_edge():
 def test_guards_correct_with_fewer_trials_than_asked():
     """Correct means every trial asked for ran and matched: two matching trials of three
     are not correct."""
-    from linkroof.profiler import score as S
+    from linkroof.scoring import score as S
 
     ref = S.RunResult(S.Target.of("m:reference"), "", 0, 1, 1.0, perf={0: {"wall_time_ms": 2.0}})
     cand = S.RunResult(S.Target.of("m:good"), "", 0, 1, 1.0, perf={0: {"wall_time_ms": 1.0}})

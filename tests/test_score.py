@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from linkroof.cli import cli
-from linkroof.profiler import score as S
+from linkroof.scoring import score as S
 
 FAKE = str(Path(__file__).parent / "tools" / "fake_score_child.py")
 L2 = 50 * 1024 * 1024
@@ -223,7 +223,8 @@ def test_link_bytes_and_wire_efficiency_from_the_counters():
 def test_the_child_says_why_link_bytes_will_be_unknown(monkeypatch, recording, why):
     """score_child._counters on a recorded machine: an H200 of the 2 x H200 box has
     NVLinks to count; the one-GPU lease's H200 (as recorded) lists none, and says so."""
-    from linkroof.profiler import counters, probe, score_child
+    from linkroof.profiler import counters, probe
+    from linkroof.scoring import child as score_child
 
     topo = probe.probe(replay=recording)
     monkeypatch.setattr(probe, "probe", lambda: topo)

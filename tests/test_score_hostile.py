@@ -16,9 +16,9 @@ import pytest
 from click.testing import CliRunner
 
 from linkroof.cli import cli
-from linkroof.profiler import score as S
-from linkroof.profiler import score_procs
-from linkroof.profiler.score_channel import Listener, Reporter
+from linkroof.scoring import score as S
+from linkroof.scoring import procs as score_procs
+from linkroof.scoring.channel import Listener, Reporter
 
 FAKE = str(Path(__file__).parent / "tools" / "fake_score_child.py")
 
@@ -231,14 +231,14 @@ class _Sink:
     (np.array([object(), 1], dtype=object), "data type object"),
 ])
 def test_an_output_that_cannot_be_sent_is_a_row_saying_why(y, why):
-    from linkroof.profiler.score_child import BadOutput, send_outputs
+    from linkroof.scoring.child import BadOutput, send_outputs
 
     with pytest.raises(BadOutput, match=why.replace("(", r"\(").replace(")", r"\)")):
         send_outputs(_Sink(), 0, y, 1 << 20)
 
 
 def test_outputs_are_sent_leaf_by_leaf_without_a_copy_of_a_view_limit():
-    from linkroof.profiler.score_child import send_outputs
+    from linkroof.scoring.child import send_outputs
 
     sink = _Sink()
     send_outputs(sink, 3, {"b": np.ones((2, 2)), "a": [np.zeros(3, np.int8), 1.5]}, 1 << 20)

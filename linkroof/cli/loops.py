@@ -33,8 +33,8 @@ def batch(ctx: click.Context, manifest: str, results: str, gpus: str | None, sha
     jobs concurrently across this node's GPUs, each candidate in a fresh, contained
     process as `score` does. Progress and a running summary go to stderr; rows to
     --results as they end. Exit status as score's."""
-    from ..profiler import batch as B
-    from ..profiler.score import exit_code
+    from ..scoring import batch as B
+    from ..scoring.score import exit_code
     from ..render import score_view
     from ..roofline.workload import load_toml
 
@@ -70,7 +70,7 @@ def batch(ctx: click.Context, manifest: str, results: str, gpus: str | None, sha
 def batch_merge(files: tuple[str, ...], manifest: str | None, out: str | None, as_json: bool) -> None:
     """Join the results of a batch's shards (one file per shard) into one: one row per
     job, in manifest order, and one table."""
-    from ..profiler import batch as B
+    from ..scoring import batch as B
     from ..render import clean, score_view
 
     problems = B.load_manifest(manifest) if manifest else None

@@ -335,8 +335,8 @@ def score(ctx: click.Context, reference: str, candidates: tuple[str, ...], input
     the reference failed; 1 for bad input."""
     import json
 
-    from ..profiler.score import exit_code, kernelbench_row
-    from ..profiler.score import score as run_score
+    from ..scoring.score import exit_code, kernelbench_row
+    from ..scoring.score import score as run_score
     from ..render import clean
     from ..roofline.workload import load_toml
 

@@ -13,7 +13,7 @@ EX = "examples/score/"
 
 
 def test_examples_score_on_one_gpu():
-    from linkroof.profiler.score import score
+    from linkroof.scoring.score import score
 
     rows = score(EX + "allgather_gemm.py", [EX + "allgather_gemm_fast.py", EX + "allgather_gemm_wrong.py",
                                             EX + "allgather_gemm_raises.py"],
@@ -35,8 +35,8 @@ def test_hostile_candidates_on_one_gpu(tmp_path, monkeypatch):
     saying why, and scored with its daemons killed; no process of any of them left."""
     import os
 
-    from linkroof.profiler import score_procs
-    from linkroof.profiler.score import score
+    from linkroof.scoring import procs as score_procs
+    from linkroof.scoring.score import score
 
     from pathlib import Path
 

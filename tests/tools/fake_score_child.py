@@ -1,4 +1,4 @@
-"""A stand-in for linkroof.profiler.score_child on the CPU (tests/test_score.py): what a
+"""A stand-in for linkroof.scoring.child on the CPU (tests/test_score.py): what a
 target does is in its name. reference / good / slow: the reference's outputs, times
 100 / 50 / 400 us; wrong: outputs x 1.05; nan: a NaN; shape: a wrong shape; raises: an
 error; hangs: sleeps; crash: exits 3 with nothing; halfhang: rank 1 hangs. It reports on
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from linkroof.profiler.score_channel import ENV_ADDRESS, ENV_TOKEN, Reporter
+from linkroof.scoring.channel import ENV_ADDRESS, ENV_TOKEN, Reporter
 
 p = argparse.ArgumentParser()
 for a in ("--fn", "--inputs", "--protocol", "--dtype"):

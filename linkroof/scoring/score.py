@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LinkroofError
-from .score_channel import DEFAULT_MAX_OUTPUT_BYTES
+from .channel import DEFAULT_MAX_OUTPUT_BYTES
 
 PKB_WARMUP, PKB_ITERS, PKB_TRIALS, PKB_ATOL, PKB_RTOL = 500, 100, 5, 1e-2, 1e-2
 PKB_COOLDOWN_S = 0.5
@@ -234,9 +234,9 @@ def child_command(ranks: int, port: int, args: list[str]) -> tuple[list[str], di
     if ranks <= 1:
         env.update({"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "RANK": "0", "LOCAL_RANK": "0",
                     "WORLD_SIZE": "1", "LOCAL_WORLD_SIZE": "1"})
-        return [sys.executable, "-m", "linkroof.profiler.score_child", *args], env
+        return [sys.executable, "-m", "linkroof.scoring.child", *args], env
     return [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(ranks), "--master-addr",
-            "127.0.0.1", "--master-port", str(port), "-m", "linkroof.profiler.score_child", *args], env
+            "127.0.0.1", "--master-port", str(port), "-m", "linkroof.scoring.child", *args], env
 
 
 def clean_env(env: dict[str, str], scratch: str) -> dict[str, str]:
@@ -253,11 +253,11 @@ def run_target(target: Target, inputs: str, ranks: int, protocol: str, out_dir: 
                problem_id: int = 1, first_trial: int = 0, max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
                gpus: Sequence[Any] | None = None) -> RunResult:
     """Run one target in a session of its own with a deadline, its results on a channel
-    only the harness holds (score_channel); at its end every process of it is killed,
-    daemons included (score_procs). `gpus`: the GPUs it may see (a batch gives each
+    only the harness holds (channel.py); at its end every process of it is killed,
+    daemons included (procs.py). `gpus`: the GPUs it may see (a batch gives each
     target its own), as CUDA_VISIBLE_DEVICES."""
-    from .score_channel import Listener
-    from .score_procs import MARK, become_subreaper, descendants, kill_mark, new_mark
+    from .channel import Listener
+    from .procs import MARK, become_subreaper, descendants, kill_mark, new_mark
 
     if not math.isfinite(deadline_s) or deadline_s <= 0:
         raise ValueError(f"a deadline must be a finite number of seconds, not {deadline_s!r}")
@@ -709,8 +709,8 @@ def with_counters(row: dict, spec: str, inputs: str, profile: Any, margin: float
     floor of what it was counted to move (where that is more than COUNTED_OVER_L2 L2s:
     ncu flushes the caches before each kernel, so smaller counts include bytes a warm
     timed loop finds in L2)."""
-    from . import ncu
-    from .score_procs import MARK, kill_mark, new_mark
+    from ..profiler import ncu
+    from .procs import MARK, kill_mark, new_mark
 
     if not row.get("correct") or row.get("ranks", 1) != 1 or row.get("time_s") is None:
         return row

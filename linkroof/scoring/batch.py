@@ -406,7 +406,7 @@ def visible_gpus() -> list[str]:
     if env is not None:
         return [x.strip() for x in env.split(",") if x.strip()]
     try:
-        from .probe import probe
+        from ..profiler.probe import probe
 
         return [str(g.index) for g in probe().gpus]
     except Exception:  # noqa: BLE001 - no GPU here: the caller says so

@@ -1,8 +1,8 @@
-"""One target of `linkroof score` on one rank (profiler/score.py starts it, under
+"""One target of `linkroof score` on one rank (scoring/score.py starts it, under
 torchrun for several ranks): the process group (NCCL, as ParallelKernelBench's worker),
 the trials' outputs saved for the parent to check, the time by the protocol, the CUPTI
 timeline of more calls where it is here. Everything goes to the parent on the result
-channel (score_channel: a socket connected before the candidate is imported, signed
+channel (scoring.channel: a socket connected before the candidate is imported, signed
 frames); there is no result file a candidate could write. What fails is reported with
 its kind (import_error, oom, exception, bad_output) before the process exits.
 
@@ -12,7 +12,7 @@ the import, and says so), work left on another stream past the last timed event,
 output that does not follow new values written into the inputs it was timed on (a
 cached result), outputs that share memory with inputs.
 
-    python -m linkroof.profiler.score_child --fn F --inputs I ...
+    python -m linkroof.scoring.child --fn F --inputs I ...
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Any
 
 
 def _args(argv: list[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="linkroof.profiler.score_child")
+    p = argparse.ArgumentParser(prog="linkroof.scoring.child")
     p.add_argument("--fn", required=True)
     p.add_argument("--inputs", required=True)
     p.add_argument("--max-output-bytes", type=int, default=4 << 30)
@@ -46,7 +46,7 @@ def make_inputs_factory(spec: str, problem_id: int, shape: tuple[int, int], dtyp
     """(rank, world, trial) -> the arguments: `pkb:ROOT` is ParallelKernelBench's own
     create_input_tensor (its problem id from the target's file name); else a
     module:function taking (rank, world_size, trial), or nothing."""
-    from .usercode import resolve
+    from ..profiler.usercode import resolve
 
     if spec.startswith("pkb:"):
         root = spec[4:]
@@ -109,7 +109,7 @@ def send_outputs(rep: Any, trial: Any, y: Any, limit: int) -> None:
     cannot hold)."""
     import numpy as np
 
-    from .usercode import to_numpy
+    from ..profiler.usercode import to_numpy
 
     if y is None:
         raise BadOutput("the candidate returned None, not a tensor")
@@ -235,8 +235,8 @@ def _counters(local: int) -> tuple[Any, str]:
     """NVML's NVLink / PCIe byte counters of this rank's GPU (compare's), or None, and
     why the NVLink bytes will be unknown where they will be."""
     try:
-        from .counters import NvmlCounters
-        from .probe import probe
+        from ..profiler.counters import NvmlCounters
+        from ..profiler.probe import probe
 
         topo = probe()
         gpu = next(g for g in topo.gpus if g.index == local % max(1, len(topo.gpus)))
@@ -247,8 +247,8 @@ def _counters(local: int) -> tuple[Any, str]:
 
 
 def _linkroof_perf(name: str, fn: Any, x: tuple, local: int = 0) -> dict:
-    from .clocks import sampler
-    from .compare import CudaTimer, run_callable
+    from ..profiler.clocks import sampler
+    from ..profiler.compare import CudaTimer, run_callable
 
     counters, why = _counters(local)
     r = run_callable(name, fn, lambda: x, CudaTimer("torch"), counters, reps=50, warmup=10, clocks=sampler(local))
@@ -272,7 +272,7 @@ def _clock_doc(c: Any) -> dict:
 def _timeline(fn: Any, runs: list, measured_s: float, host_s: float) -> dict | None:
     """The CUPTI timeline of 20 more calls, apart from the timed ones, on the inputs as
     the timed loop cycled them (PKB's input groups; compare's one set): the decomposition."""
-    from .compare import CuptiRecorder
+    from ..profiler.compare import CuptiRecorder
 
     rec = CuptiRecorder()
     ok, why = rec.available()
@@ -413,11 +413,11 @@ def _failure_kind(e: BaseException, phase: str) -> str:
 
 def main(argv: list[str]) -> int:
     rank, world = int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
-    from .score_channel import Reporter
+    from .channel import Reporter
 
     rep = Reporter.from_env(rank)  # before anything of the candidate's is imported
     if rep is None:
-        print("score_child: no result channel (run by linkroof score, not by hand)", file=sys.stderr)
+        print("linkroof.scoring.child: no result channel (run by linkroof score, not by hand)", file=sys.stderr)
         return 2
     a = _args(argv)
     local = int(os.environ.get("LOCAL_RANK", rank))
@@ -432,7 +432,7 @@ def main(argv: list[str]) -> int:
             dist.init_process_group("nccl", rank=rank, world_size=world, device_id=torch.device("cuda", local))
         except TypeError:
             dist.init_process_group("nccl", rank=rank, world_size=world)
-        from .usercode import resolve
+        from ..profiler.usercode import resolve
 
         fn = resolve(a.fn)
         make = make_inputs_factory(a.inputs, a.problem_id, (a.m, a.n), a.dtype)
@@ -454,8 +454,8 @@ def main(argv: list[str]) -> int:
         if a.protocol == "pkb":
             import contextlib
 
-            from .clocks import sampler
-            from .compare import _clock_state
+            from ..profiler.clocks import sampler
+            from ..profiler.compare import _clock_state
 
             sam = sampler(local)
             with sam if sam is not None else contextlib.nullcontext():
