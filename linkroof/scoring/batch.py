@@ -249,7 +249,7 @@ class Summary:
         self.failed += bool(row.get("failure"))
         self.suspect += bool(row.get("suspect"))
         sp = row.get("speedup")
-        if row.get("correct") and sp and sp > self.best.get(row["problem"], ("", 0.0))[1]:
+        if row.get("correct") and not row.get("suspect") and sp and sp > self.best.get(row["problem"], ("", 0.0))[1]:
             self.best[row["problem"]] = (row["candidate"], sp)
 
     def line(self) -> str:
@@ -320,7 +320,7 @@ def run_batch(problems: Sequence[Problem], results: str, gpus: Sequence[Any], sh
             finally:
                 pool.give(got)
             row = S.score_row(ref, cand, p.protocol, p.trials, p.atol, p.rtol, wl, profile)
-        if p.counters and row.get("correct"):
+        if p.counters and row.get("outputs_match", row.get("correct")):
             held = pool.take(p.ranks)  # counting runs the candidate again: its GPU is held meanwhile
             try:
                 row = S.with_counters(row, job.candidate, p.inputs, profile, row.get("spread", S.FLOOR_MARGIN), tmp,

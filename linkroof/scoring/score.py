@@ -436,7 +436,26 @@ def spread(res: RunResult, protocol: str) -> float:
     return max(FLOOR_MARGIN, s)
 
 
-FLOOR_MARGIN = 0.02  # a time this far under the floor at least is suspect, whatever the spread
+FLOOR_MARGIN = 0.02  # a time this far under the floor at least is suspect, whatever the noise
+FLOOR_MARGIN_MAX = 0.10  # and at most this far: a noisy reference does not open a hole either
+
+
+def floor_margin(ref: RunResult, protocol: str) -> float:
+    """How far under the physical floor a time may be before it is suspect: the
+    reference's measured noise (its spread), at least FLOOR_MARGIN and at most
+    FLOOR_MARGIN_MAX. Never the candidate's own spread: a candidate that made itself
+    noisy would widen its own margin."""
+    return min(FLOOR_MARGIN_MAX, spread(ref, protocol))
+
+
+def trial_times(res: RunResult, protocol: str) -> list[float]:
+    """Every time of the target's slowest rank that a floor must hold for, seconds: the
+    median and each batch's median under linkroof's protocol, the job's mean under PKB's
+    (a PKB job is one trial; its earlier trials come as score_row's extra_times)."""
+    r = slowest_rank(res, protocol)
+    p = res.perf.get(r, {}) if r is not None else {}
+    vals = [p.get("wall_time_ms")] if protocol == "pkb" else [p.get("median_ms"), *list(p.get("times_ms") or [])]
+    return [float(v) / 1e3 for v in vals if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0]
 TAIL_ABS_S, TAIL_SHARE = 50e-6, 0.2  # the device busy after the last timed event beyond both: work left unwaited
 FEEDBACK_CHARS = 700  # the feedback fits a prompt: its least important facts go first
 
@@ -460,7 +479,7 @@ def feedback(row: dict) -> str:
         sus = row["suspect"]
         parts.append("SUSPECT, not ranked: " + "; ".join(sus["reasons"])[:400] +
                      f" (likely: {', '.join(sus['likely_causes'])})")
-    if not row.get("correct"):
+    if not row.get("correct") and not row.get("suspect"):
         bad = next((t for t in row.get("trials", []) if t["result"] != "match"), None)
         parts.append(f"wrong: trial {bad['trial']}: {bad.get('reason') or bad['result']}" if bad else "wrong")
     if row.get("peak_fraction") is not None:
@@ -599,11 +618,15 @@ def physical_floor(workload: Any, t: float, profile: Any, link_bytes: float | No
 
 
 def score_row(ref: RunResult, cand: RunResult, protocol: str, trials: int, atol: float, rtol: float,
-              workload: Any = None, profile: Any = None, load: Any = None, checked: list[dict] | None = None) -> dict:
+              workload: Any = None, profile: Any = None, load: Any = None, checked: list[dict] | None = None,
+              extra_times: Sequence[float] = ()) -> dict:
     """One candidate's result: PKB's fields (names kept), correctness per trial, the time
     and speedup, the checks against gamed timings and, where a workload and a profile are
     given, its placement and the physical floor; then the feedback made of those facts.
-    A suspect row keeps its measured speedup under `suspect`, never in `speedup`."""
+    A suspect row keeps its measured speedup under `suspect`, never in `speedup`, and is
+    not `correct` (`outputs_match` says its outputs did). The floor holds for every time
+    of every trial (`extra_times`: earlier trials' times, PKB's protocol), with the margin
+    from the reference's noise (floor_margin)."""
     row: dict[str, Any] = {"candidate": cand.target.name, "spec": cand.target.spec, "protocol": protocol,
                            "ranks": cand.ranks, "wall_s": cand.wall_s}
     if cand.leftover:
@@ -660,13 +683,16 @@ def score_row(ref: RunResult, cand: RunResult, protocol: str, trials: int, atol:
         row.update(_placed(workload, t, profile))
     if t:
         row["spread"] = spread(cand, protocol)
+        row["floor_margin"] = floor_margin(ref, protocol)
+        row["floor_times_s"] = sorted(set(trial_times(cand, protocol) + list(extra_times or ())))
+    row["outputs_match"] = row["correct"]
     if row["correct"] and t:  # a wrong candidate is wrong: what gamed its timing no longer matters
         found = suspicions(ref, cand, atol, rtol, load)
         if profile is not None:
             floor = physical_floor(workload, t, profile, row.get("link_bytes_per_call"))
             if floor:
                 row["floor_s"], row["floor_basis"] = floor["floor_s"], floor["basis"]
-                hit = below_floor(row, t, floor, row["spread"], found)
+                hit = below_floor(row, min([t] + row["floor_times_s"]), floor, row["floor_margin"], found)
                 if hit:
                     found.insert(0, hit)
         _mark_suspect(row, found)
@@ -679,6 +705,7 @@ def _mark_suspect(row: dict, found: list[tuple[str, str]]) -> None:
     row's speedup moves under `suspect`, never to be ranked."""
     if not found:
         return
+    row["correct"] = False  # a suspect is never correct, in any format: its outputs matched (outputs_match)
     sus = row.setdefault("suspect", {"reasons": [], "likely_causes": [], "measured_speedup": row.get("speedup")})
     sus["reasons"] += [r for r, _ in found if r not in sus["reasons"]]
     sus["likely_causes"] = list(dict.fromkeys(sus["likely_causes"] + [c for _, c in found]))
@@ -691,10 +718,12 @@ def _mark_suspect(row: dict, found: list[tuple[str, str]]) -> None:
 
 def below_floor(row: dict, t: float, floor: dict, margin: float, found: list[tuple[str, str]]) -> \
         tuple[str, str] | None:
-    """The floor's finding, where the time is under it by more than the spread."""
+    """The floor's finding, where the time is under it by more than the margin (the
+    reference's noise, floor_margin)."""
     if t * (1 + margin) < floor["floor_s"]:
         return (f"measured {t * 1e6:.2f} us, under the physical floor of {floor['floor_s'] * 1e6:.2f} us "
-                f"({floor['basis']}) by more than its {margin:.0%} spread", _floor_cause(found))
+                f"({floor['basis']}) by over the {margin:.0%} margin",
+                _floor_cause(found))
     return None
 
 
@@ -712,7 +741,7 @@ def with_counters(row: dict, spec: str, inputs: str, profile: Any, margin: float
     from ..profiler import ncu
     from .procs import MARK, kill_mark, new_mark
 
-    if not row.get("correct") or row.get("ranks", 1) != 1 or row.get("time_s") is None:
+    if not row.get("outputs_match", row.get("correct")) or row.get("ranks", 1) != 1 or row.get("time_s") is None:
         return row
     if inputs.startswith("pkb:"):
         row["counters_note"] = "not counted: counters need --inputs MODULE:FUNCTION (ncu's child makes the inputs)"
@@ -962,7 +991,7 @@ def score(reference: str, candidates: Sequence[str], inputs: str, ranks: int = 1
 
     def emit(row: dict, spec: str | None = None) -> None:
         if counters and spec is not None:
-            row = with_counters(row, spec, inputs, profile, row.get("spread", FLOOR_MARGIN), tmp, count)
+            row = with_counters(row, spec, inputs, profile, row.get("floor_margin", FLOOR_MARGIN), tmp, count)
         rows.append(row)
         if on_row is not None:
             on_row(row)
@@ -1027,7 +1056,9 @@ def _pkb_candidate(reference: str, spec: str, i: int, inputs: str, ranks: int, t
         if check["result"] != "match":
             break
     assert last_ref is not None and last_cand is not None
-    row = score_row(last_ref, last_cand, "pkb", trials, atol, rtol, workload, profile, checked=trial_rows)
+    earlier = [x["wall_time_ms"] / 1e3 for x in trial_rows if x.get("wall_time_ms")]  # every trial, not the last
+    row = score_row(last_ref, last_cand, "pkb", trials, atol, rtol, workload, profile, checked=trial_rows,
+                    extra_times=earlier)
     speedups = [x["speedup"] for x in trial_rows if x.get("speedup")]
     row["trial_speedups"] = speedups
     timed = [x for x in trial_rows if x.get("speedup")]

@@ -19,7 +19,7 @@ FAST = ("tests/test_verdicts.py tests/test_cost.py tests/test_roofline.py tests/
         "tests/test_compare.py tests/test_imported_views.py tests/test_store.py tests/test_fits.py tests/test_golden.py "
         "tests/test_zoo.py tests/test_timeline.py tests/test_traces.py tests/test_score.py tests/test_mutants_named.py "
         "tests/test_advise_labels.py tests/test_units_sysfs.py tests/test_doors_closed.py tests/test_exit_codes.py "
-        "tests/test_bench_cpu.py")
+        "tests/test_bench_cpu.py tests/test_floor_rules.py")
 
 MUTATIONS = [
     ("above spec loosened 2x", "linkroof/roofline/checks.py", "if bw == bw and bw > limit:", "if bw == bw and bw > 2 * limit:"),
@@ -136,6 +136,27 @@ MUTATIONS = [
     ("floor margin 2 % -> 10 %", "linkroof/scoring/score.py", "FLOOR_MARGIN = 0.02", "FLOOR_MARGIN = 0.10"),
     ("below the floor ignores the spread", "linkroof/scoring/score.py", 'if t * (1 + margin) < floor["floor_s"]:',
      'if t < floor["floor_s"]:'),
+    # the floor without holes (issue 41, item 6; tests/test_floor_rules.py)
+    ("floor only on the median", "linkroof/scoring/score.py",
+     'hit = below_floor(row, min([t] + row["floor_times_s"]), floor, row["floor_margin"], found)',
+     'hit = below_floor(row, t, floor, row["floor_margin"], found)'),
+    ("PKB floor on the last trial only", "linkroof/scoring/score.py", "                    extra_times=earlier)",
+     "                    extra_times=())"),
+    ("linkroof floor without the batches", "linkroof/scoring/score.py",
+     'vals = [p.get("wall_time_ms")] if protocol == "pkb" else [p.get("median_ms"), *list(p.get("times_ms") or [])]',
+     'vals = [p.get("wall_time_ms")] if protocol == "pkb" else [p.get("median_ms")]'),
+    ("floor margin from the candidate", "linkroof/scoring/score.py", 'row["floor_margin"] = floor_margin(ref, protocol)',
+     'row["floor_margin"] = floor_margin(cand, protocol)'),
+    ("floor margin uncapped", "linkroof/scoring/score.py", "FLOOR_MARGIN_MAX = 0.10", "FLOOR_MARGIN_MAX = 1.0"),
+    ("suspect stays correct", "linkroof/scoring/score.py", '    row["correct"] = False  # a suspect is never correct',
+     '    pass  # a suspect is never correct'),
+    ("KernelBench counts a suspect correct", "linkroof/scoring/score.py",
+     '"correctness": bool(row.get("correct")) and not row.get("suspect")', '"correctness": bool(row.get("outputs_match"))'),
+    ("batch ranks a suspect", "linkroof/scoring/batch.py",
+     'if row.get("correct") and not row.get("suspect") and sp', 'if (row.get("correct") or row.get("suspect")) and sp'),
+    ("PKB hands a suspect its mean speedup", "linkroof/scoring/score.py",
+     '        row["suspect"].update(measured_speedup=mean, measured_speedup_total_time=total)\n        row.pop("speedup_total_time", None)',
+     '        row["suspect"].update(measured_speedup=mean, measured_speedup_total_time=total)\n        row["speedup"] = mean'),
     ("host work gap 50 us -> 500 us", "linkroof/roofline/timeline.py", "HOST_WORK_GAP_NS = 50_000",
      "HOST_WORK_GAP_NS = 500_000"),
     ("drift threshold 3 % -> 10 %", "linkroof/roofline/clockstate.py", "DRIFT = 0.03", "DRIFT = 0.10"),
