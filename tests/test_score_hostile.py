@@ -62,13 +62,15 @@ HOSTILE = {  # what it does -> the row's failure kind (None: scored, with the ch
 }
 
 
-@pytest.fixture(scope="module")
-def battery(tmp_path_factory):
+@pytest.fixture(scope="module", params=["auto", "none"])
+def battery(tmp_path_factory, request):
+    """The hostile stand-ins, in the strongest sandbox this machine allows and in none
+    (where the subreaper and the marks alone must hold)."""
     store = tmp_path_factory.mktemp("store") / "store.sqlite"
     store.write_bytes(b"SQLite format 3\0 stand-in")
     with store_and_cwd(store, tmp_path_factory.mktemp("work")):  # where the candidates run (one writes a file)
         rows = S.score("m:reference", [f"m:{n}" for n in HOSTILE], "m:inputs", protocol="linkroof", trials=2,
-                       deadline_s=6.0, command=fake(), max_output_bytes=4096)
+                       deadline_s=6.0, command=fake(), max_output_bytes=4096, sandbox=request.param)
     return {r["candidate"]: r for r in rows}, store
 
 
@@ -84,7 +86,9 @@ def test_one_honest_row_each(battery):
 def test_a_forged_result_is_never_accepted(battery):
     by, _ = battery
     forge = by["forge"]
-    assert "a second connection claimed rank 0" in forge["failure"]["message"] and not forge["correct"]
+    # a frame of its own on the socket it found in /proc/self/fd: unsigned, so the whole target is not believed
+    assert forge["failure"]["kind"] == "tampered" and "failed its signature" in forge["failure"]["message"]
+    assert not forge["correct"]
     assert forge.get("speedup") is None
     # a perf file written where results once went is not read: no result came on the channel
     ff = by["forgefile"]
@@ -98,8 +102,12 @@ def test_an_output_over_the_limit_is_refused_by_the_parent(battery):
 
 def test_no_process_outlives_the_run(battery):
     assert marked() == []
-    # the daemon that cleared its environment was found as the scorer's adopted descendant
-    assert by_killed(battery, "daemon_clean") >= 1 and by_killed(battery, "daemon") >= 1
+    by = battery[0]
+    if by["daemon"]["sandbox"]["mode"] == "none":
+        # the daemon that cleared its environment was found as the scorer's adopted descendant
+        assert by_killed(battery, "daemon_clean") >= 1 and by_killed(battery, "daemon") >= 1
+    else:  # in a PID namespace of its own: gone with it, nothing left for the scorer to find
+        assert by_killed(battery, "daemon_clean") == 0 and by_killed(battery, "daemon") == 0
 
 
 def by_killed(battery, name):
@@ -181,30 +189,46 @@ def test_exit_codes_say_what_was_scored(monkeypatch, tmp_path):
 # ------------------------------------------------------------------ the pieces alone
 
 
+def _open(ch):
+    """The child's ends of a listener's connections, as the child would inherit them."""
+    fds = ch.connect()
+    dup = {r: os.dup(fd) for r, fd in fds.items()}
+    ch.release()
+    return dup
+
+
 def test_the_channel_takes_one_report_per_rank_and_signed_frames_only(tmp_path):
-    ch = Listener(str(tmp_path / "s"), str(tmp_path / "o"), 1, max_output_bytes=1 << 20)
+    """One connection per rank, made by the judge; a hello claiming another rank on it,
+    or a frame without the key, is a violation; the reference's outputs (in_memory) are
+    in memfd files, on no file system."""
+    ch = Listener("", str(tmp_path / "o"), 2, max_output_bytes=1 << 20, in_memory=True)
+    fds = _open(ch)
     try:
-        rep = Reporter(0, ch.address, ch.token)
+        rep = Reporter(0, fds[0])
         rep.send("perf", {"wall_time_ms": 1.0})
         rep.send_array("0", 0, np.arange(6.0).reshape(2, 3))
+        rep.mark("timing_start")
+        rep.mark("timing_end")
         with pytest.raises(EOFError):
-            Reporter(0, ch.address, ch.token)  # a second claim of rank 0: refused, and said
-        with pytest.raises(EOFError):
-            Reporter(0, ch.address, "0" * 32)  # no token
+            Reporter(0, fds[1])  # rank 1's connection claiming rank 0: refused, and said
         rep.close()
     finally:
         ch.close()
     assert ch.reports[0].perf == {"wall_time_ms": 1.0}
+    assert set(ch.reports[0].marks) == {"timing_start", "timing_end"}
     [path] = ch.reports[0].outputs["0"]
+    assert str(path).startswith(f"/proc/{os.getpid()}/fd/") and not list((tmp_path).rglob("*.npy"))
     assert np.load(path, mmap_mode="r").tolist() == [[0, 1, 2], [3, 4, 5]]
-    assert any("second connection claimed rank 0" in v for v in ch.violations)
-    assert any("without the harness's token" in v for v in ch.violations)
+    assert any("made for rank 1 claimed rank" in v for v in ch.violations)
+    ch.free()
+    assert not ch.memfds
 
 
 def test_a_frame_with_a_wrong_signature_is_a_violation(tmp_path):
-    ch = Listener(str(tmp_path / "s"), str(tmp_path / "o"), 1)
+    ch = Listener("", str(tmp_path / "o"), 1)
+    fds = _open(ch)
     try:
-        rep = Reporter(0, ch.address, ch.token)
+        rep = Reporter(0, fds[0])
         rep._key = b"\0" * 32  # what a forger without the key would sign with
         rep.send("perf", {"wall_time_ms": 1e-9})
         rep.close()
@@ -247,7 +271,7 @@ def test_outputs_are_sent_leaf_by_leaf_without_a_copy_of_a_view_limit():
 
 def test_the_child_env_has_no_linkroof_setting_and_a_scratch_data_dir():
     env = S.clean_env({"LINKROOF_STORE": "/x", "LINKROOF_PROFILE": "y", "PATH": "/bin", "XDG_DATA_HOME": "/h"}, "/s")
-    assert env == {"PATH": "/bin", "XDG_DATA_HOME": "/s"}
+    assert env == {"PATH": "/bin", "XDG_DATA_HOME": "/s", "TMPDIR": "/s"}
 
 
 def test_compare_looks_for_the_gpu_before_running_user_code(monkeypatch, tmp_path):

@@ -1,23 +1,23 @@
-"""The channel a `linkroof score` child reports on: a Unix socket the parent listens on in
-a folder of its own, one connection per rank, made by the harness before any candidate
-code is imported, every frame signed with a key the parent handed to that connection.
-
-A candidate runs in the harness's process, so nothing keeps it from everything that
-process can do; what the channel does is make a forged result visible instead of
-accepted. The candidate cannot write a result file (there is none: outputs and timings
-travel on the socket, into a folder the child is never told of); a second connection
-claiming a rank, a frame with a wrong signature, a second timing for a rank or one
-frame too large all mark the target `tampered`, with the reason. The token that opens a
-connection is taken out of the environment before the candidate is imported (it stays
-readable in /proc/self/environ, but each rank's one connection is already made by
-then, so a second is seen for what it is).
+"""The channel a `linkroof score` child reports on: one socket per rank, connected by the
+judge before the child starts (a socketpair; the child inherits its end as a descriptor,
+named by LINKROOF_SCORE_FDS, which holds descriptor numbers, never a secret), every frame
+signed with a key the judge hands to that connection. There is no address to find and
+no token to steal: another candidate, or anything in this one, cannot open a connection
+of its own. A candidate runs in the harness's process, so nothing keeps it from
+everything that process can do; what the channel does is make a forged result visible
+instead of accepted, and the judge does not believe what arrives on its word (score.py
+cross-checks times against what it observes from outside, and draws the inputs). The
+candidate cannot write a result file (there is none); a frame on a connection of
+another rank, a frame with a wrong signature, a second timing for a rank or one frame
+too large all mark the target `tampered`, with the reason.
 
 Frames: 4 bytes (big-endian) of header length, the JSON header, then `bytes` of payload;
 the header's `mac` is HMAC-SHA256 over the header without it (sorted keys) and the
-payload. Outputs are NumPy .npy files streamed to disk, never held whole in memory, so
-the parent compares them chunk by chunk through a memory map, and an output over the
-limit is refused by the child (with a row saying so) and by the parent (whatever the
-child says)."""
+payload. Outputs are NumPy .npy files streamed out, never held whole in the child: a
+candidate's into files in a folder the child is never told of, the reference's (the
+answers) into anonymous memory files (memfd) of the judge, never on a file system a
+candidate could read. `mark` frames (the timed loop's start and end) are stamped with
+the judge's own clock when they arrive."""
 
 from __future__ import annotations
 
@@ -29,14 +29,15 @@ import secrets
 import socket
 import struct
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ENV_ADDRESS, ENV_TOKEN = "LINKROOF_SCORE_CHANNEL", "LINKROOF_SCORE_TOKEN"
+ENV_FDS = "LINKROOF_SCORE_FDS"  # "RANK:FD,RANK:FD": the inherited descriptors, by rank
 MAX_HEADER = 1 << 20
 DEFAULT_MAX_OUTPUT_BYTES = 4 << 30  # one rank's outputs of one trial together
-KINDS = ("output", "trials", "perf", "error", "checks")
+KINDS = ("output", "trials", "perf", "error", "checks", "mark")
 
 
 def _mac(key: bytes, header: dict, payload_digest: bytes) -> str:
@@ -54,74 +55,75 @@ class RankReport:
     perf: dict | None = None
     error: dict | None = None
     checks: dict | None = None
+    marks: dict[str, float] = field(default_factory=dict)  # mark -> the judge's monotonic time at its arrival
 
 
 class Listener:
-    """The parent's end: listens in `folder` (the parent's own), accepts one connection
-    per rank, writes outputs under `outputs` (a folder the child is never told of), and
-    records what each rank sent and every violation."""
+    """The judge's end: one connected socket per rank (`connect` makes them; the child
+    inherits the other ends), outputs written under `outputs` (a folder the child is
+    never told of) or, with `in_memory`, into memfd files (the reference's), and a record
+    of what each rank sent and of every violation."""
 
-    def __init__(self, folder: str, outputs: str, ranks: int, max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES):
-        self.folder, self.outputs = Path(folder), Path(outputs)
-        self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self.outputs.mkdir(mode=0o700, parents=True, exist_ok=True)
+    def __init__(self, folder: str, outputs: str, ranks: int, max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
+                 in_memory: bool = False):
+        self.outputs = Path(outputs)
+        self.in_memory = in_memory and hasattr(os, "memfd_create")
+        if not self.in_memory:
+            self.outputs.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.ranks, self.max_output_bytes = ranks, max_output_bytes
-        self.token = secrets.token_hex(16)
-        self.address = str(self.folder / "s")
         self.reports: dict[int, RankReport] = {}
         self.violations: list[str] = []
-        self.connections = 0
+        self.memfds: list[int] = []
         self._lock = threading.Lock()
-        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._sock.bind(self.address)
-        os.chmod(self.address, 0o600)
-        self._sock.listen(max(8, ranks * 2))
-        self._sock.settimeout(0.2)
-        self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
-        self._accepter = threading.Thread(target=self._accept, daemon=True)
-        self._accepter.start()
+        self._children: list[socket.socket] = []
 
-    def env(self) -> dict[str, str]:
-        return {ENV_ADDRESS: self.address, ENV_TOKEN: self.token}
+    def connect(self) -> dict[int, int]:
+        """One socketpair per rank: the judge serves its end; the child's ends (rank ->
+        descriptor, inheritable) are for the child to inherit, then `release`d here."""
+        out = {}
+        for rank in range(self.ranks):
+            mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            theirs.set_inheritable(True)
+            self._children.append(theirs)
+            out[rank] = theirs.fileno()
+            t = threading.Thread(target=self._serve, args=(mine, rank), daemon=True)
+            t.start()
+            self._threads.append(t)
+        return out
+
+    def env(self, fds: dict[int, int]) -> dict[str, str]:
+        return {ENV_FDS: ",".join(f"{r}:{fd}" for r, fd in sorted(fds.items()))}
+
+    def release(self) -> None:
+        """Close the child's ends in the judge (once the child holds them): a rank's
+        reader then ends when the child's end closes."""
+        for s in self._children:
+            try:
+                s.close()
+            except OSError:
+                pass
+        self._children = []
 
     def _violation(self, why: str) -> None:
         with self._lock:
             if why not in self.violations and len(self.violations) < 20:
                 self.violations.append(why)
 
-    def _accept(self) -> None:
-        while not self._stop.is_set():
-            try:
-                conn, _ = self._sock.accept()
-            except (TimeoutError, socket.timeout):
-                continue
-            except OSError:
-                return
-            with self._lock:
-                self.connections += 1
-                if self.connections > self.ranks * 4 + 8:  # a flood: stop taking connections
-                    conn.close()
-                    continue
-            t = threading.Thread(target=self._serve, args=(conn,), daemon=True)
-            t.start()
-            self._threads.append(t)
-
-    def _serve(self, conn: socket.socket) -> None:
+    def _serve(self, conn: socket.socket, rank: int) -> None:
         conn.settimeout(None)
         f = conn.makefile("rb")
         try:
-            hello = _read_header(f)
-            rank = hello.get("rank")
-            if not hmac.compare_digest(str(hello.get("token", "")), self.token):
-                self._violation("a connection to the result channel without the harness's token")
+            try:
+                hello = _read_header(f)
+            except EOFError:  # the child ended (or never started) without reporting: no report, no violation
                 return
-            if not isinstance(rank, int) or not 0 <= rank < self.ranks:
-                self._violation(f"a connection claimed rank {str(rank)[:20]!r} of a {self.ranks}-rank run")
+            if hello.get("rank") != rank:
+                self._violation(f"the connection made for rank {rank} claimed rank {str(hello.get('rank'))[:20]!r}")
                 return
             with self._lock:
                 if rank in self.reports:
-                    self.violations.append(f"a second connection claimed rank {rank}: something in the candidate's "
+                    self.violations.append(f"a second report for rank {rank}: something in the candidate's "
                                            "process tried to report for the harness")
                     return
                 rep = self.reports[rank] = RankReport()
@@ -149,8 +151,16 @@ class Listener:
             index = int(header.get("index", 0))
             if rep.output_bytes.get(trial, 0) + size > self.max_output_bytes:
                 raise ValueError(f"rank {rank} sent outputs over the {self.max_output_bytes:,} B limit")
-            path = self.outputs / f"r{rank}_t{_safe(trial)}_{index}.npy"
-            with open(path, "wb") as out:
+            if self.in_memory:  # the answers: in the judge's memory, on no file system
+                fd = os.memfd_create(f"r{rank}_t{_safe(trial)}_{index}", os.MFD_CLOEXEC)  # never inherited
+                with self._lock:
+                    self.memfds.append(fd)
+                path = Path(f"/proc/{os.getpid()}/fd/{fd}")
+                out_f = os.fdopen(os.dup(fd), "wb")
+            else:
+                path = self.outputs / f"r{rank}_t{_safe(trial)}_{index}.npy"
+                out_f = open(path, "wb")
+            with out_f as out:
                 left = size
                 while left:
                     chunk = f.read(min(left, 1 << 20))
@@ -160,7 +170,8 @@ class Listener:
                     out.write(chunk)
                     left -= len(chunk)
             if not hmac.compare_digest(str(header.get("mac")), _mac(key, header, digest.digest())):
-                path.unlink(missing_ok=True)
+                if not self.in_memory:
+                    path.unlink(missing_ok=True)
                 self._violation(f"rank {rank}'s output frame failed its signature")
                 return
             rep.output_bytes[trial] = rep.output_bytes.get(trial, 0) + size
@@ -178,7 +189,11 @@ class Listener:
             return
         doc = json.loads(payload or b"null")
         with self._lock:
-            if kind == "trials":
+            if kind == "mark":  # stamped with the judge's clock on arrival; the first of each name counts
+                name = str((doc or {}).get("name", ""))[:40] if isinstance(doc, dict) else ""
+                if name and name not in rep.marks and len(rep.marks) < 16:
+                    rep.marks[name] = time.monotonic()
+            elif kind == "trials":
                 rep.trials_done = int(doc.get("done", 0))
             elif kind in ("perf", "error", "checks"):
                 if getattr(rep, kind) is not None:
@@ -192,21 +207,21 @@ class Listener:
             return sorted(r for r, rep in self.reports.items() if rep.error is not None)
 
     def close(self, wait_s: float = 30.0) -> None:
-        """Stop listening; wait for the connections' readers (the child is gone by now, so
-        each ends at its end of stream) and remove the socket's folder."""
-        self._stop.set()
-        try:
-            self._sock.close()
-        except OSError:
-            pass
-        self._accepter.join(timeout=2)
+        """Wait for the connections' readers (the child is gone by now, so each ends at
+        its end of stream). The memfd outputs stay open until `free`."""
+        self.release()
         for t in self._threads:
             t.join(timeout=wait_s)
-        try:
-            os.unlink(self.address)
-            os.rmdir(self.folder)
-        except OSError:
-            pass
+
+    def free(self) -> None:
+        """Close the memfd outputs (the reference's answers): after the rows are made."""
+        with self._lock:
+            fds, self.memfds = self.memfds, []
+        for fd in fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
 
 def _safe(s: str) -> str:
@@ -235,23 +250,38 @@ def _read_header(f: Any) -> dict:
 
 
 class Reporter:
-    """The child's end, made before any candidate code is imported: connects with the
-    token (then taken out of the environment), and sends signed frames."""
+    """The child's end, made before any candidate code is imported: the inherited
+    descriptor of its rank (then taken out of the environment), signed frames."""
 
-    def __init__(self, rank: int, address: str, token: str):
-        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._sock.connect(address)
-        self._sock.sendall(_frame({"rank": rank, "token": token}))
+    def __init__(self, rank: int, fd: int):
+        self._sock = socket.socket(fileno=fd)
+        self._sock.set_inheritable(False)  # the candidate's subprocesses do not inherit it
+        self._sock.sendall(_frame({"rank": rank}))
         f = self._sock.makefile("rb")
         self._key = bytes.fromhex(_read_header(f)["key"])
         f.close()
 
     @staticmethod
+    def fds_from_env() -> dict[int, int]:
+        """rank -> inherited descriptor, from LINKROOF_SCORE_FDS (removed from the environment)."""
+        out = {}
+        for item in os.environ.pop(ENV_FDS, "").split(","):
+            r, _, fd = item.partition(":")
+            if r.strip().isdigit() and fd.strip().isdigit():
+                out[int(r)] = int(fd)
+        return out
+
+    @staticmethod
     def from_env(rank: int) -> "Reporter | None":
-        address, token = os.environ.pop(ENV_ADDRESS, None), os.environ.pop(ENV_TOKEN, None)
-        if not address or not token:
+        fd = Reporter.fds_from_env().get(rank)
+        if fd is None:
             return None
-        return Reporter(rank, address, token)
+        return Reporter(rank, fd)
+
+    def mark(self, name: str) -> None:
+        """A point the judge stamps with its own clock on arrival (the timed loop's start
+        and end: score.py checks the reported time against the wall time between them)."""
+        self.send("mark", {"name": name})
 
     def send(self, kind: str, doc: Any) -> None:
         payload = json.dumps(doc, default=str).encode()

@@ -39,7 +39,21 @@ def _args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--n", type=int, default=1024)
     p.add_argument("--dtype", default="bfloat16")
     p.add_argument("--problem-id", type=int, default=1)
+    p.add_argument("--seeds", default="", help="the judge's input seed of each trial, then one for the check after "
+                   "new values (comma-separated); default: the trial numbers")
     return p.parse_args(argv)
+
+
+def seed_of(a: argparse.Namespace) -> Any:
+    """trial number -> the value the inputs are made from: the judge's seed where it drew
+    them, else the trial number (PKB's own runs)."""
+    seeds = [int(x) for x in a.seeds.split(",") if x.strip().lstrip("-").isdigit()] if a.seeds else []
+
+    def of(t: int) -> int:
+        k = t - a.first_trial
+        return seeds[k] if 0 <= k < len(seeds) else t
+
+    return of
 
 
 def make_inputs_factory(spec: str, problem_id: int, shape: tuple[int, int], dtype: str) -> Any:
@@ -195,7 +209,7 @@ class Clock:
         return self.held["time.perf_counter"]()
 
 
-def _pkb_perf(fn: Any, x: tuple, warmup: int, iters: int, clock: Clock) -> tuple[dict, list]:
+def _pkb_perf(fn: Any, x: tuple, warmup: int, iters: int, clock: Clock, mark: Any = None) -> tuple[dict, list]:
     """ParallelKernelBench's measure_solution_performance, step by step; with the
     input groups it cycled (timed with the functions held before the candidate's import)."""
     import torch
@@ -220,11 +234,15 @@ def _pkb_perf(fn: Any, x: tuple, warmup: int, iters: int, clock: Clock) -> tuple
         fn(*run[k % groups])
     clock.sync()
     events = [clock.event() for _ in range(iters + 1)]
+    if mark is not None:
+        mark("timing_start")  # the judge stamps the loop's start and end with its own clock
     clock.record(events[0])
     for k in range(iters):
         fn(*run[k % groups])
         clock.record(events[k + 1])
     clock.sync()
+    if mark is not None:
+        mark("timing_end")
     per = [clock.elapsed_ms(events[k], events[k + 1]) for k in range(iters)]
     perf = pkb_metrics(per, clock.elapsed_ms(events[0], events[iters]), warmup, groups, l2, nbytes)
     perf["iteration_ms"] = per
@@ -246,12 +264,16 @@ def _counters(local: int) -> tuple[Any, str]:
         return None, f"NVML's counters could not be read ({type(e).__name__}: {str(e)[:120]})"
 
 
-def _linkroof_perf(name: str, fn: Any, x: tuple, local: int = 0) -> dict:
+def _linkroof_perf(name: str, fn: Any, x: tuple, local: int = 0, mark: Any = None) -> dict:
     from ..profiler.clocks import sampler
     from ..profiler.compare import CudaTimer, run_callable
 
     counters, why = _counters(local)
+    if mark is not None:
+        mark("timing_start")
     r = run_callable(name, fn, lambda: x, CudaTimer("torch"), counters, reps=50, warmup=10, clocks=sampler(local))
+    if mark is not None:
+        mark("timing_end")
     link = r.link_bytes()
     return {"median_ms": r.median_s * 1e3, "times_ms": [t * 1e3 for t in r.times_s],
             "host_ms_per_call": r.host_s_per_call * 1e3, "how": "linkroof: ungated median of batches (compare's)",
@@ -419,6 +441,7 @@ def main(argv: list[str]) -> int:
     if rep is None:
         print("linkroof.scoring.child: no result channel (run by linkroof score, not by hand)", file=sys.stderr)
         return 2
+    mark = rep.mark  # bound before the candidate's import, as the timing functions are (Clock)
     a = _args(argv)
     local = int(os.environ.get("LOCAL_RANK", rank))
     phase = "import"
@@ -435,7 +458,12 @@ def main(argv: list[str]) -> int:
         from ..profiler.usercode import resolve
 
         fn = resolve(a.fn)
-        make = make_inputs_factory(a.inputs, a.problem_id, (a.m, a.n), a.dtype)
+        made = make_inputs_factory(a.inputs, a.problem_id, (a.m, a.n), a.dtype)
+        seed = seed_of(a)
+
+        def make(r: int, w: int, t: int) -> tuple:  # the judge's seed of trial t
+            return made(r, w, seed(t))
+
         phase = "trials"
         y0 = x0 = None
         for k, t in enumerate(range(a.first_trial, a.first_trial + a.trials)):
@@ -459,12 +487,12 @@ def main(argv: list[str]) -> int:
 
             sam = sampler(local)
             with sam if sam is not None else contextlib.nullcontext():
-                perf, runs = _pkb_perf(fn, x, a.warmup, a.iters, clock)
+                perf, runs = _pkb_perf(fn, x, a.warmup, a.iters, clock, mark)
             # NVML sampled through PKB's timed iterations, the first third of them against the last
             perf["clock"] = _clock_doc(_clock_state([t / 1e3 for t in perf.pop("iteration_ms")], [], sam,
                                                     "PKB's timed iterations", marked=False))
         else:
-            perf, runs = _linkroof_perf(a.fn.rsplit(":", 1)[-1], fn, x, local), [x]
+            perf, runs = _linkroof_perf(a.fn.rsplit(":", 1)[-1], fn, x, local, mark), [x]
         perf["protocol"] = a.protocol
         measured = (perf.get("wall_time_ms") or perf.get("median_ms")) / 1e3
         host = perf.get("host_ms_per_call", measured * 1e3) / 1e3

@@ -124,7 +124,10 @@ def of_mark(mark: str, live_marks: set[str] | frozenset[str] = frozenset(),
         if pid == os.getpid() or state == "Z":
             continue
         m = _mark_of(pid)
-        if m == mark or (pid in mine and pid not in before and m is not None and m not in live_marks):
+        # a descendant whose environment cannot be read (it made itself undumpable) is this target's
+        # when no other target runs now; in a batch, the PID namespace (jail.py) is what ends it
+        if m == mark or (pid in mine and pid not in before and (m not in live_marks if m is not None
+                                                                 else not live_marks)):
             found.append(pid)
     return found
 

@@ -20,6 +20,7 @@ into the next one's timing.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -217,6 +218,8 @@ class RunResult:
     checks: dict[int, dict] = field(default_factory=dict)
     leftover: int = 0  # processes of the target still alive at its end, then killed
     contained: str = ""  # how its processes were found ("" when fully: the subreaper and the mark)
+    sandbox: dict = field(default_factory=dict)  # the mode it ran in (jail.py) and why
+    listener: Any = None  # the channel's judge end: its memory files are freed once the row is made
 
 
 def free_port() -> int:
@@ -225,65 +228,164 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def child_command(ranks: int, port: int, args: list[str]) -> tuple[list[str], dict[str, str]]:
-    """The child's command line and environment: one process for one rank (the
-    process-group variables set, as torchrun would), torchrun for several."""
+def child_command(ranks: int, port: int, args: list[str]) -> list[tuple[list[str], dict[str, str]]]:
+    """The child's processes, one per rank, each with the process-group variables
+    torchrun would set (the judge starts them itself, so that each inherits only its own
+    channel descriptor)."""
     env = dict(os.environ)
     env.setdefault("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1")  # no NVLink multicast, ever
     env.setdefault("NCCL_NVLS_ENABLE", "0")
-    if ranks <= 1:
-        env.update({"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "RANK": "0", "LOCAL_RANK": "0",
-                    "WORLD_SIZE": "1", "LOCAL_WORLD_SIZE": "1"})
-        return [sys.executable, "-m", "linkroof.scoring.child", *args], env
-    return [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(ranks), "--master-addr",
-            "127.0.0.1", "--master-port", str(port), "-m", "linkroof.scoring.child", *args], env
+    out = []
+    for r in range(max(1, ranks)):
+        e = dict(env, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(r), LOCAL_RANK=str(r),
+                 WORLD_SIZE=str(max(1, ranks)), LOCAL_WORLD_SIZE=str(max(1, ranks)), GROUP_RANK="0", ROLE_RANK=str(r))
+        out.append(([sys.executable, "-m", "linkroof.scoring.child", *args], e))
+    return out
 
 
 def clean_env(env: dict[str, str], scratch: str) -> dict[str, str]:
     """What a child may see: no linkroof setting (the store's path above all), its data
-    directory a scratch folder (the default store lives under the data directory)."""
+    and temporary directories a scratch folder (the default store lives under the data
+    directory)."""
     out = {k: v for k, v in env.items() if not k.startswith("LINKROOF_")}
     out["XDG_DATA_HOME"] = scratch
+    out["TMPDIR"] = scratch
     return out
+
+
+SANDBOXES = ("auto", "namespaces", "none")
+TIME_SLACK_S, TIME_OVER = 5e-3, 0.10  # a reported timed loop may exceed the judge's wall time by no more than these
+TIME_UNDER, TIME_UNDER_SLACK_S = 0.5, 0.05  # nor, under PKB's, be under this share of it less this (the
+# judge's stamps may come late when its threads are busy: this slack keeps a busy judge from calling a row tampered)
+
+
+def _opened_by_others(path: str) -> bool:
+    """Whether a user of no group of the owner's can reach `path` (every folder on the way
+    searchable by others, the file readable by them)."""
+    p = os.path.realpath(path)
+    try:
+        parts = p.split(os.sep)
+        for i in range(2, len(parts) + 1):
+            st = os.stat(os.sep.join(parts[:i]) or os.sep)
+            last = i == len(parts)
+            need = 0o004 if last and not os.path.isdir(p) else 0o005 if last else 0o001
+            if st.st_mode & need != need:
+                return False
+    except OSError:
+        return False
+    return True
+
+
+def sandbox_for(choice: str, paths: Sequence[str]) -> dict[str, Any]:
+    """How a target runs: `auto` the strongest mode this machine allows (jail.probe), as
+    uid 65534 only where every path it needs is readable by others (else namespaces
+    without the drop, said); `namespaces` the same but an error if none are allowed;
+    `none` a plain session of processes."""
+    from . import jail
+
+    if choice == "none":
+        return {"mode": "none", "why": "--sandbox none"}
+    got = dict(jail.probe())
+    if got["mode"] == "none" and choice == "namespaces":
+        raise ScoreError(f"--sandbox namespaces: {got['why']}")
+    if got["mode"] == "namespaces+uid":
+        closed = [p for p in paths if p and not _opened_by_others(p)]
+        if closed:
+            got = {"mode": "namespaces", "why": f"new PID, mount, IPC and network namespaces, as root in them: "
+                   f"{closed[0]} is not readable by uid {jail.NOBODY}, so the uid is kept"}
+    return got
+
+
+def _needed_paths(target: Target, inputs: str, env: dict[str, str]) -> list[str]:
+    """What a target's processes must read: the interpreter, linkroof, the working
+    folder, the PYTHONPATH folders and the files its spec and the inputs name."""
+    import linkroof
+
+    out = [sys.executable, os.path.dirname(linkroof.__file__), os.getcwd()]
+    out += [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    for spec in (target.spec, inputs[4:] if inputs.startswith("pkb:") else inputs):
+        head = spec.split(":", 1)[0]
+        if head.endswith(".py") or os.sep in head:
+            out.append(head)
+    return out
+
+
+def make_seeds(n: int) -> list[int]:
+    """Each trial's input seed, drawn by the judge: values a candidate cannot know before
+    it runs (an output cached from an earlier run, or computed for a known seed, is wrong)."""
+    return [secrets.randbelow(1 << 30) + 1000 for _ in range(n)]
 
 
 def run_target(target: Target, inputs: str, ranks: int, protocol: str, out_dir: str, trials: int,
                deadline_s: float = DEADLINE_S, warmup: int = PKB_WARMUP, iters: int = PKB_ITERS,
                shape: tuple[int, int] = (1024, 1024), dtype: str = "bfloat16", command: Any = None,
                problem_id: int = 1, first_trial: int = 0, max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
-               gpus: Sequence[Any] | None = None) -> RunResult:
-    """Run one target in a session of its own with a deadline, its results on a channel
-    only the harness holds (channel.py); at its end every process of it is killed,
-    daemons included (procs.py). `gpus`: the GPUs it may see (a batch gives each
-    target its own), as CUDA_VISIBLE_DEVICES."""
+               gpus: Sequence[Any] | None = None, seeds: Sequence[int] | None = None, reference: bool = False,
+               sandbox: str = "auto") -> RunResult:
+    """Run one target with a deadline, in namespaces of its own where the machine allows
+    (jail.py; `sandbox`), its results on sockets the judge connected before it started
+    (channel.py); at its end every process of it is killed, daemons included (procs.py,
+    and the PID namespace). `gpus`: the GPUs it may see (a batch gives each target its
+    own), as CUDA_VISIBLE_DEVICES. `seeds`: the judge's per-trial input seeds (and one
+    more, for the check after new values). `reference`: its outputs are the answers,
+    kept in the judge's memory, never on disk."""
     from .channel import Listener
     from .procs import MARK, become_subreaper, descendants, kill_mark, new_mark
 
     if not math.isfinite(deadline_s) or deadline_s <= 0:
         raise ValueError(f"a deadline must be a finite number of seconds, not {deadline_s!r}")
-    os.makedirs(out_dir, exist_ok=True)
+    os.makedirs(out_dir, mode=0o700, exist_ok=True)
+    hide_self()
     subreaper = become_subreaper()
     args = ["--fn", target.spec, "--inputs", inputs, "--trials", str(trials), "--protocol",
             protocol, "--warmup", str(warmup), "--iters", str(iters), "--m", str(shape[0]), "--n", str(shape[1]),
             "--dtype", dtype, "--problem-id", str(problem_id), "--first-trial", str(first_trial),
             "--max-output-bytes", str(max_output_bytes)]
-    cmd, env = (command or child_command)(ranks, free_port(), args)
-    scratch = os.path.join(out_dir, "scratch")
-    os.makedirs(scratch, exist_ok=True)
-    listener = Listener(tempfile.mkdtemp(prefix="lr-"), os.path.join(out_dir, secrets.token_hex(8)), ranks,
-                        max_output_bytes)
+    if seeds:
+        args += ["--seeds", ",".join(str(int(x)) for x in seeds)]
+    port = free_port()
+    listener = Listener("", os.path.join(out_dir, secrets.token_hex(8)), ranks, max_output_bytes,
+                        in_memory=reference)
+    fds = listener.connect()
     mark = new_mark()
-    env = clean_env(env, scratch) | listener.env() | {MARK: mark}
-    if gpus is not None:
-        env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpus)
+    made = (command or child_command)(ranks, port, args)
+    if isinstance(made, tuple):  # a stand-in's (command, env): one process for every rank, holding every descriptor
+        plans = [(made[0], made[1], fds)]
+    else:
+        plans = [(cmd, env, {r: fds[r]}) for r, (cmd, env) in enumerate(made)]
+    box = sandbox_for(sandbox, _needed_paths(target, inputs, plans[0][1]))
+    scratch = "/tmp" if box["mode"] != "none" else os.path.join(out_dir, "scratch")
+    os.makedirs(os.path.join(out_dir, "scratch"), mode=0o700, exist_ok=True)
+    procs = []
+    for cmd, env, mine in plans:
+        e = clean_env(env, scratch) | listener.env(mine) | {MARK: mark}
+        if box["mode"] != "none":  # a read-only file system but the fresh /tmp: home and caches there
+            e.update(HOME="/tmp/home", XDG_CACHE_HOME="/tmp/home/.cache")
+        if gpus is not None:
+            e["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpus)
+        procs.append({"argv": [str(x) for x in cmd], "env": e, "fds": sorted(mine.values()), "cwd": os.getcwd()})
+    from . import jail
+
+    expose = sorted({p if os.path.isdir(p) else os.path.dirname(os.path.abspath(p))
+                     for p in _needed_paths(target, inputs, plans[0][1]) if p})
+    plan = {"procs": procs, "unshare": box["mode"] != "none", "expose": expose, "userns": box["mode"] == "namespaces" and
+            os.geteuid() != 0, "uid": jail.NOBODY if box["mode"] == "namespaces+uid" else None,
+            "gid": jail.NOBODY if box["mode"] == "namespaces+uid" else None}
     before = descendants(os.getpid())
     t0 = time.perf_counter()
     log = open(os.path.join(out_dir, "child.log"), "wb")
     proc = None
     rc: int | None = None
     try:
-        proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                                cwd=os.getcwd())
+        proc = subprocess.Popen([sys.executable, "-m", "linkroof.scoring.jail"], stdin=subprocess.PIPE, stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=True, cwd=os.getcwd(),
+                                pass_fds=sorted(fds.values()), env=_jail_env() | {MARK: mark})
+        listener.release()  # the child holds its ends now
+        try:
+            proc.stdin.write(json.dumps(plan).encode())  # type: ignore[union-attr]
+            proc.stdin.close()  # type: ignore[union-attr]
+        except OSError:
+            pass
         failed_at = None
         while True:  # a rank that failed leaves the others waiting in a collective: end them soon after
             try:
@@ -300,12 +402,19 @@ def run_target(target: Target, inputs: str, ranks: int, protocol: str, out_dir: 
                 break
     finally:
         log.close()
+        listener.release()
         if proc is not None and proc.poll() is None:
             _kill(proc)
         leftover = kill_mark(mark, before)
         listener.close()
     res = RunResult(target, out_dir, rc, ranks, time.perf_counter() - t0, leftover=leftover,
                     contained="" if subreaper else "processes found by their mark only (no subreaper here)")
+    res.sandbox = {"mode": box["mode"], "why": box["why"]}
+    res.listener = listener
+    if rc == 125 and box["mode"] != "none" and not listener.reports:
+        res.failure = {"kind": "sandbox", "ranks": list(range(ranks)),
+                       "message": f"the sandbox could not start ({_tail(os.path.join(out_dir, 'child.log'))})"}
+        return res
     for r, rep in listener.reports.items():
         if rep.perf is not None:
             res.perf[r] = rep.perf
@@ -313,11 +422,12 @@ def run_target(target: Target, inputs: str, ranks: int, protocol: str, out_dir: 
         res.outputs[r] = {k: [str(x) for x in v] for k, v in rep.outputs.items()}
         if rep.checks is not None:
             res.checks[r] = rep.checks
+    violations = list(listener.violations) + time_disagreements(listener, protocol, iters)
     errors = {r: rep.error for r, rep in listener.reports.items() if rep.error is not None}
-    if listener.violations:  # nothing it sent is believed: no output, no time, no check
+    if violations:  # nothing it sent is believed: no output, no time, no check
         res.perf, res.outputs, res.checks, res.trials_done = {}, {}, {}, {}
         res.failure = {"kind": "tampered", "ranks": sorted(listener.reports),
-                       "message": "its results were not accepted: " + "; ".join(listener.violations)}
+                       "message": "its results were not accepted: " + "; ".join(violations)}
     elif errors:
         first = errors[min(errors)]
         res.failure = {"kind": str(first.get("kind", "exception"))[:40],
@@ -332,6 +442,69 @@ def run_target(target: Target, inputs: str, ranks: int, protocol: str, out_dir: 
         res.failure = {"kind": "crash", "ranks": [r for r in range(ranks) if r not in res.perf],
                        "message": f"exited {rc} without a result: {tail}"}
     return res
+
+
+def time_disagreements(listener: Any, protocol: str, iters: int = PKB_ITERS) -> list[str]:
+    """Where a rank's reported time disagrees with what the judge saw from outside: the
+    judge's own clock at the arrival of the timed loop's start and end marks. A timed
+    loop reported longer than that wall time (beyond TIME_OVER and TIME_SLACK_S) is
+    impossible; under PKB's protocol (whose marks hold the loop and little else) one
+    reported under TIME_UNDER of it was not what ran. A rank with a time and no marks
+    hid them."""
+    out = []
+    for r, rep in sorted(listener.reports.items()):
+        perf = rep.perf or {}
+        per = perf.get("wall_time_ms") if protocol == "pkb" else perf.get("median_ms")
+        if not isinstance(per, (int, float)) or isinstance(per, bool) or not math.isfinite(per):
+            continue  # no time: nothing to believe or check (the row has no time)
+        total = per * iters if protocol == "pkb" else per  # PKB: the mean over the judge's own count of calls
+        a, b = rep.marks.get("timing_start"), rep.marks.get("timing_end")
+        if a is None or b is None or b < a:
+            out.append(f"rank {r} reported a time without the harness's marks around its timed loop")
+            continue
+        wall, rep_s = b - a, float(total) / 1e3
+        if rep_s > wall * (1 + TIME_OVER) + TIME_SLACK_S:
+            out.append(f"rank {r} reported {rep_s * 1e3:.3f} ms for a timed loop the judge saw take "
+                       f"{wall * 1e3:.3f} ms")
+        elif protocol == "pkb" and rep_s < wall * TIME_UNDER - TIME_UNDER_SLACK_S:
+            out.append(f"rank {r} reported {rep_s * 1e3:.3f} ms for a timed loop the judge saw take "
+                       f"{wall * 1e3:.3f} ms (under {TIME_UNDER:.0%} of it)")
+    return out
+
+
+def free(res: Any) -> None:
+    """Close a run's memory files (the reference's answers) once its rows are made."""
+    lis = getattr(res, "listener", None)
+    if lis is not None and hasattr(lis, "free"):
+        lis.free()
+
+
+def _jail_env() -> dict[str, str]:
+    """The jail's own environment: enough to start Python and import linkroof, no more
+    (each process of the plan gets its own, cleaned)."""
+    keep = ("PATH", "PYTHONPATH", "HOME", "LANG", "LC_ALL", "VIRTUAL_ENV", "PYTHONHOME")
+    return {k: v for k, v in os.environ.items() if k in keep}
+
+
+_hidden = False
+
+
+def hide_self() -> None:
+    """Make the judge's process undumpable (PR_SET_DUMPABLE 0): its /proc entries
+    (environment, descriptors, memory) belong to root, and no process of the same user
+    may ptrace it. Where a candidate runs without namespaces as the same user, this is
+    what keeps it from the judge's environment (the store's path) and its memory files
+    (the reference's outputs)."""
+    global _hidden
+    if _hidden or not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
+        _hidden = True
+    except (OSError, AttributeError):
+        pass
 
 
 def _kill(proc: subprocess.Popen) -> None:
@@ -629,12 +802,14 @@ def score_row(ref: RunResult, cand: RunResult, protocol: str, trials: int, atol:
     from the reference's noise (floor_margin)."""
     row: dict[str, Any] = {"candidate": cand.target.name, "spec": cand.target.spec, "protocol": protocol,
                            "ranks": cand.ranks, "wall_s": cand.wall_s}
+    if cand.sandbox:
+        row["sandbox"] = cand.sandbox
     if cand.leftover:
         row["processes_killed_after"] = cand.leftover
     if ref.failure:
         row["failure"] = {"kind": "reference_failed", "message": f"the reference failed: {ref.failure['message']}",
                           "ranks": ref.failure.get("ranks", [])}
-        row.update(correct=False, trials=checked or [], feedback=feedback(row))
+        row.update(correct=False, outputs_match=False, trials=checked or [], feedback=feedback(row))
         return row
     if cand.failure:
         row["failure"] = cand.failure
@@ -971,7 +1146,7 @@ def score(reference: str, candidates: Sequence[str], inputs: str, ranks: int = 1
           workload: Any = None, profile: Any = None, warmup: int = PKB_WARMUP, iters: int = PKB_ITERS,
           shape: tuple[int, int] = (1024, 1024), dtype: str = "bfloat16", work_dir: str | None = None,
           on_row: Any = None, command: Any = None, max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
-          validate: bool | None = None, counters: bool = False, count: Any = None) -> list[dict]:
+          validate: bool | None = None, counters: bool = False, count: Any = None, sandbox: str = "auto") -> list[dict]:
     """Score every candidate against the reference; `on_row` gets each row as it is made.
 
     Everything is checked before any child starts (`validate`; by default unless a
@@ -997,8 +1172,9 @@ def score(reference: str, candidates: Sequence[str], inputs: str, ranks: int = 1
             on_row(row)
 
     pid = pkb_problem_id(reference)  # every target gets the reference's problem's inputs
+    seeds = make_seeds(trials + 1)  # drawn now: the same inputs for the reference and every candidate
     common = dict(deadline_s=deadline_s, warmup=warmup, iters=iters, shape=shape, dtype=dtype, command=command,
-                  problem_id=pid, max_output_bytes=max_output_bytes)
+                  problem_id=pid, max_output_bytes=max_output_bytes, sandbox=sandbox)
     with tempfile.TemporaryDirectory(prefix="linkroof-score-", dir=work_dir) as tmp:
         ref = None
         for i, spec in enumerate(candidates):
@@ -1007,15 +1183,17 @@ def score(reference: str, candidates: Sequence[str], inputs: str, ranks: int = 1
                 continue
             if protocol == "pkb":
                 emit(_pkb_candidate(reference, spec, i, inputs, ranks, trials, atol, rtol, workload, profile, tmp,
-                                    common), spec)
+                                    dict(common, seeds=seeds)), spec)
                 continue
             if ref is None:
                 ref = run_target(Target.of(reference), inputs, ranks, protocol, os.path.join(tmp, "reference"),
-                                 trials, **common)
+                                 trials, seeds=seeds, reference=True, **common)
             time.sleep(PKB_COOLDOWN_S)  # PKB's cool-down between reference and solution
             cand = run_target(Target.of(spec), inputs, ranks, protocol, os.path.join(tmp, f"candidate_{i}"), trials,
-                              **common)
+                              seeds=seeds, **common)
             emit(score_row(ref, cand, protocol, trials, atol, rtol, workload, profile), spec)
+            free(cand)
+        free(ref)
     return rows
 
 
@@ -1039,12 +1217,18 @@ def _pkb_candidate(reference: str, spec: str, i: int, inputs: str, ranks: int, t
     `speedup_total_time` is the trials' total reference time over their total time."""
     trial_rows: list[dict] = []
     last_ref = last_cand = None
+    common = dict(common)
+    seeds = common.pop("seeds", None) or list(range(trials + 1))
     for t in range(trials):
+        mine = [seeds[t], seeds[trials]]  # this trial's inputs, and the check's after new values
+        if last_ref is not None:
+            free(last_ref)
+            free(last_cand)
         ref = run_target(Target.of(reference), inputs, ranks, "pkb", os.path.join(tmp, f"c{i}_t{t}_reference"), 1,
-                         first_trial=t, **common)
+                         first_trial=t, seeds=mine, reference=True, **common)
         time.sleep(PKB_COOLDOWN_S)
         cand = run_target(Target.of(spec), inputs, ranks, "pkb", os.path.join(tmp, f"c{i}_t{t}_candidate"), 1,
-                          first_trial=t, **common)
+                          first_trial=t, seeds=mine, **common)
         last_ref, last_cand = ref, cand
         if ref.failure or cand.failure:
             break
@@ -1059,6 +1243,8 @@ def _pkb_candidate(reference: str, spec: str, i: int, inputs: str, ranks: int, t
     earlier = [x["wall_time_ms"] / 1e3 for x in trial_rows if x.get("wall_time_ms")]  # every trial, not the last
     row = score_row(last_ref, last_cand, "pkb", trials, atol, rtol, workload, profile, checked=trial_rows,
                     extra_times=earlier)
+    free(last_ref)
+    free(last_cand)
     speedups = [x["speedup"] for x in trial_rows if x.get("speedup")]
     row["trial_speedups"] = speedups
     timed = [x for x in trial_rows if x.get("speedup")]
