@@ -255,7 +255,7 @@ def clean_env(env: dict[str, str], scratch: str) -> dict[str, str]:
 
 SANDBOXES = ("auto", "namespaces", "none")
 TIME_SLACK_S, TIME_OVER = 5e-3, 0.10  # a reported timed loop may exceed the judge's wall time by no more than these
-TIME_UNDER, TIME_UNDER_SLACK_S = 0.5, 0.05  # nor, under PKB's, be under this share of it less this (the
+TIME_UNDER, TIME_UNDER_SLACK_S = 0.5, 0.01  # nor, under PKB's, be under this share of it less this (the
 # judge's stamps may come late when its threads are busy: this slack keeps a busy judge from calling a row tampered)
 
 
@@ -752,6 +752,14 @@ def suspicions(ref: RunResult, cand: RunResult, atol: float, rtol: float, load: 
         if c.get("aliases") and not ra:
             out.append((f"rank {r}: {'; '.join(c['aliases'])[:200]} (the reference's outputs do not)",
                         "an output that aliases an input"))
+    for r in range(cand.ranks):  # a check the reference's harness made and the candidate's did not: hidden
+        rc, cc = ref.checks.get(r) or {}, cand.checks.get(r)
+        if rc and cc is None:
+            out.append((f"rank {r}: its harness's checks after the timing never reported (the reference's did)",
+                        "a harness the candidate rewrote"))
+        elif rc.get("post") and cc is not None and not cc.get("post") and not cc.get("post_note"):
+            out.append((f"rank {r}: its harness skipped the check after new values without saying why (the "
+                        "reference's made it)", "a harness the candidate rewrote"))
     post = [r for r in range(cand.ranks) if (cand.checks.get(r) or {}).get("post") and
             (ref.checks.get(r) or {}).get("post")]
     if post and len(post) == cand.ranks:
@@ -759,6 +767,9 @@ def suspicions(ref: RunResult, cand: RunResult, atol: float, rtol: float, load: 
         if chk["result"] == "mismatch":
             out.append(("after new values were written into the tensors it was timed on, its output no longer "
                         f"matched the reference's on them ({chk['reason'][:160]})", "outputs cached from an earlier call"))
+        elif chk["result"] != "match":
+            out.append(("it said it made the check after new values but sent no output for it",
+                        "a harness the candidate rewrote"))
     return out
 
 

@@ -78,6 +78,123 @@ if does("daemon", "daemon_clean"):  # double fork, setsid, outlive the scorer (c
             time.sleep(120)
             os._exit(0)
         os._exit(0)
+# ---- attacks on the judge (tests/test_hostile_suite.py): each does damage only where it got through
+CANARY = os.environ.get("FAKE_CANARY", "")  # a file of the judge's: gone or changed means an attack got through
+
+
+def hit():
+    """An attack got through: spoil the judge's canary (the test sees it)."""
+    try:
+        with open(CANARY, "a") as f:
+            f.write("hit\n")
+    except OSError:
+        pass
+
+
+if does("canary"):  # delete a file of the judge's by its path
+    try:
+        os.remove(CANARY)
+    except OSError:
+        pass
+if does("procscan"):  # the judge's environment (the store's path) or anyone's, through /proc
+    for pid in os.listdir("/proc"):
+        if pid.isdigit() and int(pid) != os.getpid():
+            try:
+                if b"LINKROOF_STORE=" in Path(f"/proc/{pid}/environ").read_bytes():
+                    hit()
+            except OSError:
+                pass
+if does("ptrace"):  # attach to every other process it can see (the judge first)
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    for pid in [os.getppid()] + [int(p) for p in os.listdir("/proc") if p.isdigit()]:
+        if pid not in (os.getpid(), 0, 1) and libc.ptrace(16, pid, 0, 0) == 0:  # PTRACE_ATTACH
+            if b"LINKROOF_STORE=" in Path(f"/proc/{pid}/environ").read_bytes():
+                hit()
+            libc.ptrace(17, pid, 0, 0)  # PTRACE_DETACH
+if does("signal"):  # stop every process it can signal but its own (the judge, other candidates)
+    import signal as _signal
+
+    pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    if len(pids) < 12:  # only ever inside a PID namespace of its own: never run this on a shared machine
+        for pid in pids:
+            if pid not in (os.getpid(), 1):
+                try:
+                    os.kill(pid, _signal.SIGSTOP)
+                except OSError:
+                    pass
+if does("persist"):  # code for later runs: a .pth and usercustomize in site-packages, a shell profile
+    import site
+
+    for d in site.getsitepackages() + [site.getusersitepackages(), os.path.expanduser("~")]:
+        for name in ("zz_linkroof_evil.pth", "usercustomize.py", ".bashrc"):
+            try:
+                with open(os.path.join(d, name), "a") as f:
+                    f.write("import os  # persisted\n")
+                hit()
+            except OSError:
+                pass
+if does("appendresults"):  # forged rows appended to a results file in the working folder
+    for f in Path.cwd().glob("*.jsonl"):
+        try:
+            with open(f, "a") as out:
+                out.write(json.dumps({"job": "x", "correct": True, "speedup": 1e9}) + "\n")
+        except OSError:
+            pass
+if does("exfiltrate"):  # a TCP connection to the judge's machine (the test listens on its loopback)
+    import socket as _socket
+
+    try:
+        with _socket.create_connection(("127.0.0.1", int(os.environ.get("FAKE_PORT", "9"))), timeout=1) as c:
+            c.sendall(b"stolen")
+    except OSError:
+        pass
+if does("tmpfill"):  # 64 MB into the temporary folder, left behind
+    try:
+        with open(os.path.join(os.environ.get("TMPDIR", "/tmp"), "linkroof-fill.bin"), "wb") as f:
+            f.write(b"\0" * (64 << 20))
+    except OSError:
+        pass
+if does("undumpable"):  # a daemon that hides its environment (PR_SET_DUMPABLE 0) and outlives the scorer
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            import ctypes
+
+            ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)
+            os.environ.clear()
+            time.sleep(120)
+            os._exit(0)
+        os._exit(0)
+if does("forkmany"):  # 40 sleeping children, each in a session of its own
+    for _ in range(40):
+        if os.fork() == 0:
+            os.setsid()
+            time.sleep(120)
+            os._exit(0)
+found_ref = None
+if does("readref"):  # the reference's outputs: any .npy or memory file it can reach
+    import glob
+
+    paths = []
+    for root in ("/tmp", "/var/tmp", "/dev/shm", str(Path.cwd())):
+        paths += glob.glob(os.path.join(root, "**", "*.npy"), recursive=True)[:200]
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                for fd in os.listdir(f"/proc/{pid}/fd"):
+                    if os.readlink(f"/proc/{pid}/fd/{fd}").startswith("/memfd:"):
+                        paths.append(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                pass
+    for path in paths:
+        try:
+            found_ref = np.load(path)
+            hit()
+            break
+        except Exception:  # noqa: BLE001
+            continue
 if does("hangs"):
     time.sleep(60)
 if does("crash"):
@@ -93,6 +210,10 @@ for r in range(ranks):
             y[0, 0] = np.nan
         if does("shape"):
             y = y.reshape(4, 3)
+        if does("trialcache"):  # outputs made for the trial's number, not the judge's seed (cached from a run)
+            y = np.arange(12, dtype=np.float32).reshape(3, 4) + t % 997 + r
+        if does("readref"):  # what it found, or nothing to go on
+            y = found_ref if found_ref is not None else np.zeros((3, 4), np.float32)
         reps[r].send_array(str(t), 0, y)
     reps[r].send("trials", {"done": a.trials})
     post = np.arange(12, dtype=np.float32).reshape(3, 4) + (0 if does("cached", "wrongcached") else
@@ -119,9 +240,14 @@ for r in range(ranks):
             "link_bytes_note": None if does("good") else "NVML lists no active NVLink on GPU 0"}
     # the timed loop between the judge's marks: as long as the time reported (forgetime: 20 ms for a
     # reported 1 ns a call; nomarks: no marks at all)
-    if not does("nomarks"):
+    loop_s = 0.1 if does("forgetime") else ms * (a.iters if a.protocol == "pkb" else 1) / 1e3
+    if does("slowmarks"):  # the loop run before the start mark: the judge sees a loop of no time
+        time.sleep(loop_s)
         reps[r].mark("timing_start")
-        time.sleep(0.02 if does("forgetime") else ms * (a.iters if a.protocol == "pkb" else 1) / 1e3)
+        reps[r].mark("timing_end")
+    elif not does("nomarks"):
+        reps[r].mark("timing_start")
+        time.sleep(loop_s)
         reps[r].mark("timing_end")
     if does("forgetime"):
         perf.update(wall_time_ms=1e-6, median_ms=1e-6, min_time_ms=1e-6)
