@@ -370,7 +370,8 @@ def run_target(target: Target, inputs: str, ranks: int, protocol: str, out_dir: 
                      for p in _needed_paths(target, inputs, plans[0][1]) if p})
     plan = {"procs": procs, "unshare": box["mode"] != "none", "expose": expose, "userns": box["mode"] == "namespaces" and
             os.geteuid() != 0, "uid": jail.NOBODY if box["mode"] == "namespaces+uid" else None,
-            "gid": jail.NOBODY if box["mode"] == "namespaces+uid" else None}
+            "gid": jail.NOBODY if box["mode"] == "namespaces+uid" else None,
+            "rlimits": {"nproc": 4096} if box["mode"] == "namespaces+uid" else {}}
     before = descendants(os.getpid())
     t0 = time.perf_counter()
     log = open(os.path.join(out_dir, "child.log"), "wb")

@@ -49,11 +49,65 @@ def test_hostile_candidates_on_one_gpu(tmp_path, monkeypatch):
     rows = score(ex + "softmax.py", [H + "forge.py", H + "none.py", H + "daemon.py", H + "store.py"],
                  ex + "inputs.py:softmax_inputs", trials=1, deadline_s=120)
     forge, none, daemon, store = rows
-    assert forge["failure"]["kind"] == "tampered" and "second connection claimed rank 0" in forge["failure"]["message"]
+    assert forge["failure"]["kind"] == "tampered" and "signature" in forge["failure"]["message"]
     assert none["failure"]["kind"] == "bad_output" and "returned None" in none["failure"]["message"]
-    assert daemon["correct"] and daemon["processes_killed_after"] >= 2
+    assert daemon["correct"]
+    if daemon["sandbox"]["mode"] == "none":
+        assert daemon["processes_killed_after"] >= 2
+    else:  # the daemons died with the candidate's PID namespace
+        assert daemon["sandbox"]["mode"] in ("namespaces", "namespaces+uid")
     assert daemon["clock"]["state"] != "unknown" and daemon["clock"]["samples"] > 0  # linkroof's protocol: compare's
     assert store["correct"] and (tmp_path / "store.sqlite").exists()
     live = [p for p, (_, st) in score_procs.processes().items() if st != "Z" and score_procs._mark_of(p)]
     assert live == [], live
-    assert (tmp_path / "rank_0_perf.json").exists() and forge.get("time_s") is None  # written, never read
+    assert forge.get("time_s") is None
+
+
+def test_the_judge_against_real_candidates_on_one_gpu(tmp_path, monkeypatch):
+    """issue 41's GPU part: the harness rewritten in the candidate's process, the answers
+    hunted on disk and in /proc, a cache by data pointer, the judge hunted through /proc
+    and ptrace, under PKB's protocol (the judge's clock against the reported loop) and
+    linkroof's (the floor of the softmax workload); an honest Triton candidate and the
+    reference itself stay correct and untampered under both."""
+    import os
+    import site
+    from pathlib import Path
+
+    from linkroof.profiler.session import bundled_profile
+    from linkroof.roofline.workload import load_toml
+    from linkroof.scoring import procs as score_procs
+    from linkroof.scoring.score import score
+
+    ex = str(Path(__file__).resolve().parents[2] / EX) + "/"
+    H = ex + "hostile/"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", str(Path(ex).parents[1]) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    monkeypatch.setenv("LINKROOF_STORE", str(tmp_path / "store.sqlite"))
+    (tmp_path / "store.sqlite").write_text("a store")
+    wl = load_toml(ex + "softmax.toml")
+    cands = [ex + "softmax.py", ex + "softmax_triton.py", H + "harness.py", H + "readref.py", H + "dataptr.py",
+             H + "procscan.py"]
+    sites = {d: set(os.listdir(d)) for d in site.getsitepackages() if os.path.isdir(d)}
+    try:
+        pkb = score(ex + "softmax.py", cands, ex + "inputs.py:softmax_inputs", protocol="pkb", trials=2,
+                    warmup=20, iters=50, deadline_s=180, workload=wl, profile=bundled_profile())
+        lr = score(ex + "softmax.py", cands, ex + "inputs.py:softmax_inputs", protocol="linkroof", trials=2,
+                   deadline_s=180, workload=wl, profile=bundled_profile())
+    finally:
+        for d, before in sites.items():
+            for n in set(os.listdir(d)) - before:
+                Path(d, n).unlink(missing_ok=True)
+                raise AssertionError(f"a candidate left {n} in {d}")
+    for rows in (pkb, lr):
+        ref, triton, harness, readref, dataptr, procscan = rows
+        for honest in (ref, triton, procscan):
+            assert honest["correct"] and not honest.get("failure") and not honest.get("suspect"), honest
+            assert honest["sandbox"]["mode"] in ("namespaces", "namespaces+uid"), honest["sandbox"]
+        assert not readref["correct"] and readref["trials"][0]["result"] == "mismatch"
+        assert dataptr.get("suspect") and not dataptr["correct"]
+        assert not harness["correct"] and harness.get("speedup") is None
+    assert pkb[2]["failure"]["kind"] == "tampered" and "the judge saw take" in pkb[2]["failure"]["message"]
+    assert lr[2].get("suspect") or (lr[2].get("failure") or {}).get("kind") == "tampered"
+    assert (tmp_path / "store.sqlite").exists()
+    live = [p for p, (_, st) in score_procs.processes().items() if st != "Z" and score_procs._mark_of(p)]
+    assert live == [], live

@@ -1,9 +1,12 @@
 """Hostile: correct, and forges: result files where a harness once read them, then a
-second report on the harness's own channel (its address and token read back from
-/proc/self/environ, where they stay after the harness took them out of os.environ)."""
+second report on the harness's own channel: the socket it finds among its process's
+descriptors, written to without the key (there is no address or token to read back any
+more: the judge connected the socket before the candidate's process started)."""
 
 import json
 import os
+import socket
+import struct
 from pathlib import Path
 
 import torch
@@ -18,14 +21,14 @@ def _forge():
             (d / "rank_0_perf.json").write_text(fake)
         except OSError:
             pass
-    env = dict(x.split(b"=", 1) for x in Path("/proc/self/environ").read_bytes().split(b"\0") if b"=" in x)
-    try:
-        from linkroof.scoring.channel import ENV_ADDRESS, ENV_TOKEN, Reporter
-
-        r = Reporter(0, env[ENV_ADDRESS.encode()].decode(), env[ENV_TOKEN.encode()].decode())
-        r.send("perf", json.loads(fake))
-    except Exception:  # noqa: BLE001 - refused: what the scorer must do
-        pass
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}").startswith("socket:"):
+                s = socket.socket(fileno=os.dup(int(fd)))
+                body = json.dumps({"type": "perf", "bytes": len(fake), "mac": "0" * 64}).encode()
+                s.sendall(struct.pack(">I", len(body)) + body + fake.encode())
+        except OSError:
+            pass
 
 
 def solution(x):
