@@ -312,19 +312,27 @@ def _host_verdict(r: Any) -> str | None:
 @click.option("--format", "fmt", type=click.Choice(["linkroof", "kernelbench"]), default="linkroof",
               show_default=True, help="--json rows: linkroof's (PKB's field names kept), or KernelBench's "
               "KernelExecResult (compiled, correctness, runtime, runtime_stats, ref_runtime, metadata).")
+@click.option("--sandbox", type=click.Choice(["auto", "namespaces", "none"]), default="auto", show_default=True,
+              help="auto: each target in new PID, mount, IPC and network namespaces (read-only files but a fresh "
+              "/tmp; as uid 65534 where it can run so) where this machine allows, else a plain session, said in "
+              "each row; namespaces: the same, an error where not allowed; none: a plain session (docs/scoring.md: "
+              "what each guarantees).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per candidate (JSON lines), nothing else.")
 @click.pass_context
 def score(ctx: click.Context, reference: str, candidates: tuple[str, ...], inputs: str, ranks: int, protocol: str,
           trials: int, atol: float, rtol: float, deadline: float, workload: str | None, which: str | None,
           warmup: int, iters: int, m: int, n: int, dtype: str, counters: bool, max_output_bytes: int, fmt: str,
-          as_json: bool) -> None:
+          sandbox: str, as_json: bool) -> None:
     """Score candidates (files with solution(*x), as ParallelKernelBench lays them out,
     or MODULE:FUNCTION) against a reference: correct over trials, timed, the speedup,
     and why a candidate is slow, from what was measured (its timeline, and with
     --workload its place on this machine's roofline and its physical floor).
 
-    Each target runs in a session of its own, reports on a channel only the harness
-    holds, sees no linkroof setting, and is killed whole at its end, daemons included.
+    Each target runs in namespaces of its own where the machine allows (--sandbox),
+    reports on a socket the judge connected before it started, sees no linkroof setting,
+    and is killed whole at its end, daemons included. Each trial's inputs are drawn by
+    the judge; the reference's outputs stay in the judge's memory; a reported time the
+    judge's own clock contradicts makes the row tampered.
     A candidate that raises, hangs, exits, runs out of memory, returns what cannot be
     checked or forges a result gets a row saying so; one timed below the physical floor,
     or caught by the checks after the timing (timing functions replaced, work left on
@@ -353,7 +361,8 @@ def score(ctx: click.Context, reference: str, candidates: tuple[str, ...], input
                              f" - {row['feedback']}"))
 
     rows = run_score(reference, list(candidates), inputs, ranks, protocol, trials, atol, rtol, deadline, wl, profile,
-                     warmup, iters, (m, n), dtype, on_row=emit, max_output_bytes=max_output_bytes, counters=counters)
+                     warmup, iters, (m, n), dtype, on_row=emit, max_output_bytes=max_output_bytes, counters=counters,
+                     sandbox=sandbox)
     if not as_json:
         from ..render import score_view
 
