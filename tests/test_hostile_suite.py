@@ -234,8 +234,32 @@ def test_reported_time_checked_both_ways_against_the_judges_clock():
     assert S.time_disagreements(L(Rep(0.6, 0.100)), "pkb", 100) == []  # 60 ms of 100 ms: within TIME_UNDER
 
 
+def test_the_references_outputs_stay_in_the_judges_memory(tmp_path, monkeypatch):
+    """score() runs the reference with reference=True, and such a run's outputs are memory
+    files of the judge (/proc/<judge>/fd/N), none of them on a file system."""
+    seen = {}
+    real = S.run_target
+
+    def spy(target, *a, **k):
+        seen[target.spec] = k.get("reference", False)
+        return real(target, *a, **k)
+
+    monkeypatch.setattr(S, "run_target", spy)
+    S.score("m:reference", ["m:good"], "m:inputs", trials=1, deadline_s=6.0, command=fake(), sandbox="none")
+    assert seen == {"m:reference": True, "m:good": False}
+    res = real(S.Target.of("m:reference"), "m:inputs", 1, "linkroof", str(tmp_path / "ref"), 1, deadline_s=6.0,
+               command=fake(), reference=True, sandbox="none")
+    paths = [p for trial in res.outputs[0].values() for p in trial]
+    assert paths and all(p.startswith(f"/proc/{os.getpid()}/fd/") for p in paths)
+    assert not list(tmp_path.rglob("*.npy"))
+    S.free(res)
+
+
 def test_the_judge_is_undumpable_and_its_seeds_unpredictable():
+    import ctypes
+
     S.hide_self()
+    assert ctypes.CDLL(None).prctl(3, 0, 0, 0, 0) == 0  # PR_GET_DUMPABLE
     with open("/proc/self/status") as f:
         assert f.read()  # its own /proc stays readable to itself
     a, b = S.make_seeds(6), S.make_seeds(6)

@@ -19,7 +19,7 @@ FAST = ("tests/test_verdicts.py tests/test_cost.py tests/test_roofline.py tests/
         "tests/test_compare.py tests/test_imported_views.py tests/test_store.py tests/test_fits.py tests/test_golden.py "
         "tests/test_zoo.py tests/test_timeline.py tests/test_traces.py tests/test_score.py tests/test_mutants_named.py "
         "tests/test_advise_labels.py tests/test_units_sysfs.py tests/test_doors_closed.py tests/test_exit_codes.py "
-        "tests/test_bench_cpu.py tests/test_floor_rules.py")
+        "tests/test_bench_cpu.py tests/test_floor_rules.py tests/test_hostile_suite.py")
 
 MUTATIONS = [
     ("above spec loosened 2x", "linkroof/roofline/checks.py", "if bw == bw and bw > limit:", "if bw == bw and bw > 2 * limit:"),
@@ -157,6 +157,24 @@ MUTATIONS = [
     ("PKB hands a suspect its mean speedup", "linkroof/scoring/score.py",
      '        row["suspect"].update(measured_speedup=mean, measured_speedup_total_time=total)\n        row.pop("speedup_total_time", None)',
      '        row["suspect"].update(measured_speedup=mean, measured_speedup_total_time=total)\n        row["speedup"] = mean'),
+    # the judge apart from the candidate (issue 41, item 3; tests/test_hostile_suite.py)
+    ("a loop longer than the judge saw believed", "linkroof/scoring/score.py",
+     "if rep_s > wall * (1 + TIME_OVER) + TIME_SLACK_S:", "if False:"),
+    ("a loop far shorter than the judge saw believed", "linkroof/scoring/score.py",
+     'elif protocol == "pkb" and rep_s < wall * TIME_UNDER - TIME_UNDER_SLACK_S:', "elif False:"),
+    ("a time without marks believed", "linkroof/scoring/score.py",
+     'out.append(f"rank {r} reported a time without the harness\'s marks around its timed loop")', "pass"),
+    ("inputs from the trial number, not the judge's seeds", "linkroof/scoring/score.py",
+     "seeds = make_seeds(trials + 1)  # drawn now", "seeds = list(range(trials + 1))  # drawn now"),
+    ("the reference's outputs on disk", "linkroof/scoring/score.py",
+     "trials, seeds=seeds, reference=True, **common)", "trials, seeds=seeds, reference=False, **common)"),
+    ("a hidden check ignored", "linkroof/scoring/score.py",
+     '        if rc and cc is None:\n', '        if False:\n'),
+    ("the judge dumpable", "linkroof/scoring/score.py",
+     "ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE", "pass"),
+    ("the jail writable", "linkroof/scoring/jail.py", 'if plan.get("readonly", True):', "if False:"),
+    ("the jail without a PID namespace", "linkroof/scoring/jail.py",
+     "flags = CLONE_NEWPID | CLONE_NEWNS", "flags = CLONE_NEWNS"),
     ("host work gap 50 us -> 500 us", "linkroof/roofline/timeline.py", "HOST_WORK_GAP_NS = 50_000",
      "HOST_WORK_GAP_NS = 500_000"),
     ("drift threshold 3 % -> 10 %", "linkroof/roofline/clockstate.py", "DRIFT = 0.03", "DRIFT = 0.10"),
