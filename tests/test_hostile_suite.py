@@ -273,3 +273,18 @@ def test_every_attack_is_counted():
     n = len(ATTACKS) + len(TIME_ATTACKS) - 1 + len(CHANNEL_ATTACKS) + 2  # + second perf, + mark flood
     assert n >= 40, n
     assert np.isfinite(n)
+
+
+def test_a_missing_path_never_exposes_the_judges_temporary_folder(tmp_path, monkeypatch):
+    """A PYTHONPATH entry that does not exist (/tmp/nothing) once exposed its parent, the
+    whole of the judge's /tmp, read-only over the fresh one: the target could not even
+    start. Only existing folders below /tmp are kept visible, never /tmp itself."""
+    monkeypatch.setenv("PYTHONPATH", "/tmp/linkroof-no-such-folder" + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    (tmp_path / "judge-file").write_text("x")
+    rows = S.score("m:reference", ["m:good", "m:readref"], "m:inputs", trials=1, deadline_s=6.0, command=fake())
+    assert rows[0]["correct"] and rows[0]["sandbox"]["mode"] != "none", rows[0]
+    assert not rows[1]["correct"]
+    got = S.exposed(["/tmp/linkroof-no-such-folder", str(tmp_path / "judge-file"), str(tmp_path / "missing.py"),
+                     str(tmp_path)])
+    assert got == [str(tmp_path)]  # the file's folder and the folder; nothing for what is missing
+    assert "/tmp" not in S.exposed(["/tmp/linkroof-no-such-folder/x.py", "/tmp/linkroof-no-such-folder"])

@@ -106,7 +106,7 @@ def enter(plan: dict) -> None:
     keep = []  # folders under those the target needs (its working folder, its code): kept visible, read-only
     for d in plan.get("expose") or []:
         d = os.path.realpath(d)
-        if os.path.isdir(d) and any(d == r or d.startswith(r + "/") for r in fresh):
+        if os.path.isdir(d) and any(d.startswith(r + "/") for r in fresh):  # never a fresh folder itself
             keep.append((d, os.open(d, os.O_PATH | os.O_DIRECTORY)))
     for d in fresh:
         _mount(libc, "tmpfs", d, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=50%")

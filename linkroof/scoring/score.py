@@ -310,6 +310,14 @@ def _needed_paths(target: Target, inputs: str, env: dict[str, str]) -> list[str]
     return out
 
 
+def exposed(paths: Sequence[str]) -> list[str]:
+    """The folders a target's namespace keeps visible (read-only) where a fresh /tmp covers
+    them: each existing folder, and each existing file's folder; never a missing path's
+    parent (a PYTHONPATH entry /tmp/x that does not exist would expose all of /tmp)."""
+    return sorted({p if os.path.isdir(p) else os.path.dirname(os.path.abspath(p))
+                   for p in paths if p and os.path.exists(p)})
+
+
 def make_seeds(n: int) -> list[int]:
     """Each trial's input seed, drawn by the judge: values a candidate cannot know before
     it runs (an output cached from an earlier run, or computed for a known seed, is wrong)."""
@@ -366,8 +374,7 @@ def run_target(target: Target, inputs: str, ranks: int, protocol: str, out_dir: 
         procs.append({"argv": [str(x) for x in cmd], "env": e, "fds": sorted(mine.values()), "cwd": os.getcwd()})
     from . import jail
 
-    expose = sorted({p if os.path.isdir(p) else os.path.dirname(os.path.abspath(p))
-                     for p in _needed_paths(target, inputs, plans[0][1]) if p})
+    expose = exposed(_needed_paths(target, inputs, plans[0][1]))
     plan = {"procs": procs, "unshare": box["mode"] != "none", "expose": expose, "userns": box["mode"] == "namespaces" and
             os.geteuid() != 0, "uid": jail.NOBODY if box["mode"] == "namespaces+uid" else None,
             "gid": jail.NOBODY if box["mode"] == "namespaces+uid" else None,
