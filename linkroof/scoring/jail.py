@@ -12,8 +12,10 @@ every process left in the namespace, daemons included), and there:
   judge's temporary files, other candidates' and the store's folder are not there);
 - brings up its own loopback (ranks rendezvous on 127.0.0.1; nothing else is reached);
 - sets rlimits (open files, file size, core dumps, processes, and memory where asked);
-- as root, drops to `uid`/`gid` (65534 by default) with no supplementary groups and
-  PR_SET_NO_NEW_PRIVS, so no file of the judge's (0600, 0700) can be read;
+- as root, starts the target's processes as `uid`/`gid` (65534 by default) with no
+  supplementary groups and PR_SET_NO_NEW_PRIVS, so no file of the judge's (0600, 0700)
+  can be read; the init keeps its identity and is undumpable (the candidate can
+  neither ptrace nor stop it);
 - starts each process of the plan with only its own inherited descriptors, waits for
   them, then kills whatever is left and exits with the first failure's status.
 
@@ -131,12 +133,23 @@ def enter(plan: dict) -> None:
         except (ValueError, OSError):
             soft, hard = resource.getrlimit(res)
             resource.setrlimit(res, (min(int(value), hard) if hard >= 0 else int(value), hard))
+    libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: the namespace's init is not the candidate's to ptrace
+
+
+def _drop(plan: dict) -> Any:
+    """What each process of the plan runs before its program (the init itself keeps its
+    identity, so a candidate can neither ptrace nor stop it): no supplementary groups,
+    `gid`, `uid`, and no new privileges."""
     uid, gid = plan.get("uid"), plan.get("gid")
-    if uid is not None and os.geteuid() == 0 and not plan.get("userns"):
-        os.setgroups([])
-        os.setgid(int(gid if gid is not None else uid))
-        os.setuid(int(uid))
-    _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+
+    def drop() -> None:
+        if uid is not None and os.geteuid() == 0 and not plan.get("userns"):
+            os.setgroups([])
+            os.setgid(int(gid if gid is not None else uid))
+            os.setuid(int(uid))
+        _check(_libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+
+    return drop
 
 
 def init(plan: dict) -> int:
@@ -147,7 +160,8 @@ def init(plan: dict) -> int:
     for p in plan["procs"]:
         fds = [int(x) for x in p.get("fds", [])]
         procs.append(subprocess.Popen(p["argv"], env=p["env"], cwd=p.get("cwd") or "/tmp", pass_fds=fds,
-                                      stdout=None, stderr=None))
+                                      stdout=None, stderr=None, preexec_fn=_drop(plan) if plan.get("unshare", True)
+                                      else None))
     for p in plan["procs"]:
         for fd in p.get("fds", []):
             try:

@@ -89,10 +89,10 @@ def test_the_judge_against_real_candidates_on_one_gpu(tmp_path, monkeypatch):
              H + "procscan.py"]
     sites = {d: set(os.listdir(d)) for d in site.getsitepackages() if os.path.isdir(d)}
     try:
-        pkb = score(ex + "softmax.py", cands, ex + "inputs.py:softmax_inputs", protocol="pkb", trials=2,
-                    warmup=20, iters=50, deadline_s=180, workload=wl, profile=bundled_profile())
+        pkb = score(ex + "softmax.py", cands, ex + "inputs.py:softmax_inputs", protocol="pkb", trials=1,
+                    warmup=20, iters=50, deadline_s=60, workload=wl, profile=bundled_profile())
         lr = score(ex + "softmax.py", cands, ex + "inputs.py:softmax_inputs", protocol="linkroof", trials=2,
-                   deadline_s=180, workload=wl, profile=bundled_profile())
+                   deadline_s=60, workload=wl, profile=bundled_profile())
     finally:
         for d, before in sites.items():
             for n in set(os.listdir(d)) - before:

@@ -109,7 +109,7 @@ if does("ptrace"):  # attach to every other process it can see (the judge first)
 
     libc = ctypes.CDLL(None, use_errno=True)
     for pid in [os.getppid()] + [int(p) for p in os.listdir("/proc") if p.isdigit()]:
-        if pid not in (os.getpid(), 0, 1) and libc.ptrace(16, pid, 0, 0) == 0:  # PTRACE_ATTACH
+        if pid not in (os.getpid(), 0) and libc.ptrace(16, pid, 0, 0) == 0:  # PTRACE_ATTACH (the jail's init too)
             if b"LINKROOF_STORE=" in Path(f"/proc/{pid}/environ").read_bytes():
                 hit()
             libc.ptrace(17, pid, 0, 0)  # PTRACE_DETACH
