@@ -22,11 +22,13 @@ from .common import JSON_HELP, PROFILE_HELP, UserError, _console, _echo_json, _l
               "the manifest is I modulo N (a Slurm array task or Kubernetes job index); batch-merge joins the shards.")
 @click.option("--profile", "which", metavar="ID|FILE|reference", help=PROFILE_HELP + " Used for problems with a "
               "workload (roofline place, physical floor).")
+@click.option("--sandbox", type=click.Choice(["auto", "namespaces", "none"]), default="auto", show_default=True,
+              help="Where each target runs, as score's --sandbox (docs/scoring.md: what each mode guarantees).")
 @click.option("--json", "as_json", is_flag=True, help="Every row of this shard (JSON lines) at the end, nothing else "
               "on stdout.")
 @click.pass_context
 def batch(ctx: click.Context, manifest: str, results: str, gpus: str | None, shard: str, which: str | None,
-          as_json: bool) -> None:
+          sandbox: str, as_json: bool) -> None:
     """Score many problems x candidates from a manifest (TOML or JSON: [[problem]] tables
     with reference, inputs, candidates, and optionally ranks, protocol, trials, atol,
     rtol, deadline, workload, warmup, iters, m, n, dtype, counters; [defaults] for all), running
@@ -51,7 +53,7 @@ def batch(ctx: click.Context, manifest: str, results: str, gpus: str | None, sha
         return wl, _placement_profile(ctx, which, True, wl)[0]
 
     rows, summary = B.run_batch(problems, results, pool, part, profile_for,
-                                progress=lambda line: click.echo(line, err=True))
+                                progress=lambda line: click.echo(line, err=True), sandbox=sandbox)
     click.echo(summary.line(), err=True)
     if as_json:
         for r in rows:

@@ -261,7 +261,7 @@ class Summary:
 def run_batch(problems: Sequence[Problem], results: str, gpus: Sequence[Any], shard: tuple[int, int] = (0, 1),
               profile_for: Callable[[Problem], tuple[Any, Any]] | None = None, command: Any = None,
               progress: Callable[[str], None] | None = None, work_dir: str | None = None,
-              stop: threading.Event | None = None) -> tuple[list[dict], Summary]:
+              stop: threading.Event | None = None, sandbox: str = "auto") -> tuple[list[dict], Summary]:
     """Run this shard's jobs not yet in `results`, concurrently on `gpus`; each row is
     appended to `results` as it ends. Returns every row of the shard (old and new, in
     manifest order) and the summary."""
@@ -289,7 +289,7 @@ def run_batch(problems: Sequence[Problem], results: str, gpus: Sequence[Any], sh
                 try:
                     refs[p.name] = (S.run_target(S.Target.of(p.reference), p.inputs, p.ranks, p.protocol,
                                                  os.path.join(tmp, f"ref_{len(refs)}"), p.trials,
-                                                 **_common(p, command), gpus=got), got)
+                                                 **_common(p, command), sandbox=sandbox, gpus=got, reference=True), got)
                 finally:
                     pool.give(got)
             return refs[p.name]
@@ -307,7 +307,8 @@ def run_batch(problems: Sequence[Problem], results: str, gpus: Sequence[Any], sh
             got = pool.take(p.ranks)
             try:
                 row = S._pkb_candidate(p.reference, job.candidate, job.position, p.inputs, p.ranks, p.trials, p.atol,
-                                       p.rtol, wl, profile, tmp, {**_common(p, command), "gpus": got})
+                                       p.rtol, wl, profile, tmp,
+                                       {**_common(p, command), "sandbox": sandbox, "gpus": got})
             finally:
                 pool.give(got)
             ref_gpus = got
@@ -316,14 +317,16 @@ def run_batch(problems: Sequence[Problem], results: str, gpus: Sequence[Any], sh
             got = pool.take(p.ranks)
             try:
                 cand = S.run_target(S.Target.of(job.candidate), p.inputs, p.ranks, p.protocol,
-                                    os.path.join(tmp, f"job_{job.position}"), p.trials, **_common(p, command), gpus=got)
+                                    os.path.join(tmp, f"job_{job.position}"), p.trials, **_common(p, command),
+                                    sandbox=sandbox, gpus=got)
             finally:
                 pool.give(got)
             row = S.score_row(ref, cand, p.protocol, p.trials, p.atol, p.rtol, wl, profile)
+            S.free(cand)
         if p.counters and row.get("outputs_match", row.get("correct")):
             held = pool.take(p.ranks)  # counting runs the candidate again: its GPU is held meanwhile
             try:
-                row = S.with_counters(row, job.candidate, p.inputs, profile, row.get("spread", S.FLOOR_MARGIN), tmp,
+                row = S.with_counters(row, job.candidate, p.inputs, profile, row.get("floor_margin", S.FLOOR_MARGIN), tmp,
                                       gpus=held)
             finally:
                 pool.give(held)
@@ -371,9 +374,18 @@ def _end_torn_line(results: str) -> None:
         pass
 
 
+_SEEDS: dict[tuple[int, str], list[int]] = {}
+_SEEDS_LOCK = threading.Lock()
+
+
 def _common(p: Problem, command: Any) -> dict:
+    """What every run of a problem shares, the judge's input seeds included (drawn once per
+    problem and batch process: the reference and each candidate see the same inputs)."""
+    with _SEEDS_LOCK:
+        seeds = _SEEDS.setdefault((id(p), p.name), S.make_seeds(p.trials + 1))
     return dict(deadline_s=p.deadline_s, warmup=p.warmup, iters=p.iters, shape=(p.m, p.n), dtype=p.dtype,
-                command=command, problem_id=S.pkb_problem_id(p.reference), max_output_bytes=p.max_output_bytes)
+                command=command, problem_id=S.pkb_problem_id(p.reference), max_output_bytes=p.max_output_bytes,
+                seeds=seeds)
 
 
 def merge(files: Sequence[str], problems: Sequence[Problem] | None = None) -> tuple[list[dict], list[str]]:
