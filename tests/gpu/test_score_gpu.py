@@ -85,8 +85,7 @@ def test_the_judge_against_real_candidates_on_one_gpu(tmp_path, monkeypatch):
     monkeypatch.setenv("LINKROOF_STORE", str(tmp_path / "store.sqlite"))
     (tmp_path / "store.sqlite").write_text("a store")
     wl = load_toml(ex + "softmax.toml")
-    cands = [ex + "softmax.py", ex + "softmax_triton.py", H + "harness.py", H + "readref.py", H + "dataptr.py",
-             H + "procscan.py"]
+    cands = [ex + "softmax_triton.py", H + "harness.py", H + "readref.py", H + "dataptr.py", H + "procscan.py"]
     sites = {d: set(os.listdir(d)) for d in site.getsitepackages() if os.path.isdir(d)}
     try:
         pkb = score(ex + "softmax.py", cands, ex + "inputs.py:softmax_inputs", protocol="pkb", trials=1,
@@ -99,15 +98,15 @@ def test_the_judge_against_real_candidates_on_one_gpu(tmp_path, monkeypatch):
                 Path(d, n).unlink(missing_ok=True)
                 raise AssertionError(f"a candidate left {n} in {d}")
     for rows in (pkb, lr):
-        ref, triton, harness, readref, dataptr, procscan = rows
-        for honest in (ref, triton, procscan):
+        triton, harness, readref, dataptr, procscan = rows
+        for honest in (triton, procscan):
             assert honest["correct"] and not honest.get("failure") and not honest.get("suspect"), honest
             assert honest["sandbox"]["mode"] in ("namespaces", "namespaces+uid"), honest["sandbox"]
         assert not readref["correct"] and readref["trials"][0]["result"] == "mismatch"
         assert dataptr.get("suspect") and not dataptr["correct"]
         assert not harness["correct"] and harness.get("speedup") is None
-    assert pkb[2]["failure"]["kind"] == "tampered" and "the judge saw take" in pkb[2]["failure"]["message"]
-    assert lr[2].get("suspect") or (lr[2].get("failure") or {}).get("kind") == "tampered"
+    assert pkb[1]["failure"]["kind"] == "tampered" and "the judge saw take" in pkb[1]["failure"]["message"]
+    assert lr[1].get("suspect") or (lr[1].get("failure") or {}).get("kind") == "tampered"
     assert (tmp_path / "store.sqlite").exists()
     live = [p for p, (_, st) in score_procs.processes().items() if st != "Z" and score_procs._mark_of(p)]
     assert live == [], live
