@@ -24,11 +24,14 @@ from .common import JSON_HELP, PROFILE_HELP, UserError, _console, _echo_json, _l
               "workload (roofline place, physical floor).")
 @click.option("--sandbox", type=click.Choice(["auto", "namespaces", "none"]), default="auto", show_default=True,
               help="Where each target runs, as score's --sandbox (docs/scoring.md: what each mode guarantees).")
+@click.option("--key-file", type=click.Path(dir_okay=False), help="The secret each --results row is signed with "
+              "(HMAC-SHA256); default ~/.config/linkroof/results.key, made (0600) on first use. Never passed to a "
+              "candidate; rows that fail it are not believed on resume, nor by batch-merge.")
 @click.option("--json", "as_json", is_flag=True, help="Every row of this shard (JSON lines) at the end, nothing else "
               "on stdout.")
 @click.pass_context
 def batch(ctx: click.Context, manifest: str, results: str, gpus: str | None, shard: str, which: str | None,
-          sandbox: str, as_json: bool) -> None:
+          sandbox: str, key_file: str | None, as_json: bool) -> None:
     """Score many problems x candidates from a manifest (TOML or JSON: [[problem]] tables
     with reference, inputs, candidates, and optionally ranks, protocol, trials, atol,
     rtol, deadline, workload, warmup, iters, m, n, dtype, counters; [defaults] for all), running
@@ -42,7 +45,8 @@ def batch(ctx: click.Context, manifest: str, results: str, gpus: str | None, sha
 
     problems = B.load_manifest(manifest)
     part = B.parse_shard(shard)
-    pool = [g.strip() for g in gpus.split(",") if g.strip()] if gpus else B.visible_gpus()
+    pool = parse_gpus(gpus) if gpus else B.visible_gpus()
+    key = B.results_key(key_file)
     if not pool:
         raise UserError("no GPU to run on: this machine lists none (give --gpus, or run where the GPUs are)")
 
@@ -53,7 +57,7 @@ def batch(ctx: click.Context, manifest: str, results: str, gpus: str | None, sha
         return wl, _placement_profile(ctx, which, True, wl)[0]
 
     rows, summary = B.run_batch(problems, results, pool, part, profile_for,
-                                progress=lambda line: click.echo(line, err=True), sandbox=sandbox)
+                                progress=lambda line: click.echo(line, err=True), sandbox=sandbox, key=key)
     click.echo(summary.line(), err=True)
     if as_json:
         for r in rows:
@@ -63,24 +67,47 @@ def batch(ctx: click.Context, manifest: str, results: str, gpus: str | None, sha
     ctx.exit(exit_code(rows) if rows else 0)
 
 
+def parse_gpus(text: str) -> list[str]:
+    """--gpus: indices or UUIDs, comma-separated; an empty item or a GPU given twice is
+    refused (two jobs would time on one GPU at once)."""
+    items = [g.strip() for g in text.split(",")]
+    if any(not g for g in items):
+        raise click.BadParameter(f"{text!r}: an empty item (give GPUs as 0,1,2)", param_hint="--gpus")
+    bad = next((g for g in items if g.startswith("-")), None)
+    if bad is not None:
+        raise click.BadParameter(f"{bad}: not a GPU", param_hint="--gpus")
+    twice = sorted({g for g in items if items.count(g) > 1})
+    if twice:
+        raise click.BadParameter(f"GPU {', '.join(twice)} given twice: each GPU runs one timing at a time",
+                                 param_hint="--gpus")
+    return items
+
+
 @cli.command("batch-merge")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--manifest", type=click.Path(dir_okay=False), help="The manifest the shards ran: rows in its order, "
               "and the jobs with no row yet named.")
 @click.option("--results", "out", type=click.Path(dir_okay=False), help="Write the merged rows here (JSON lines).")
+@click.option("--key-file", type=click.Path(dir_okay=False), help="The key the rows were signed with (batch's "
+              "--key-file; default ~/.config/linkroof/results.key): rows that fail it are refused, with a message.")
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
-def batch_merge(files: tuple[str, ...], manifest: str | None, out: str | None, as_json: bool) -> None:
+def batch_merge(files: tuple[str, ...], manifest: str | None, out: str | None, key_file: str | None,
+                as_json: bool) -> None:
     """Join the results of a batch's shards (one file per shard) into one: one row per
     job, in manifest order, and one table."""
     from ..scoring import batch as B
     from ..render import clean, score_view
 
     problems = B.load_manifest(manifest) if manifest else None
-    rows, notes = B.merge(files, problems)
+    key = B.results_key(key_file)
+    rows, notes = B.merge(files, problems, key)
+    for n in notes:
+        if "refused" in n:
+            click.echo(clean(f"linkroof: {n}"), err=True)
     if out:
         from .common import _write
 
-        _write(out, "".join(json.dumps(r, default=str) + "\n" for r in rows))
+        _write(out, "".join(B.signed_line({k: v for k, v in r.items() if k != "mac"}, key) for r in rows))
     if as_json:
         for r in rows:
             _echo_json(json.dumps(r, default=str))

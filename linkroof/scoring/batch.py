@@ -26,6 +26,7 @@ every problem. Each (problem, candidate) is one job with a stable key.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import tempfile
@@ -192,20 +193,112 @@ def parse_shard(text: str) -> tuple[int, int]:
     return i, n
 
 
-def done_keys(results: str) -> dict[str, dict]:
-    """The rows already in a results file, by job key; a torn last line is left out."""
+KEY_BYTES = 32
+
+
+def key_path() -> Path:
+    """The results key's default file: linkroof/results.key under the user's config folder."""
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "linkroof" / "results.key"
+
+
+def results_key(path: str | Path | None = None) -> bytes:
+    """The secret `--results` rows are signed with: read from `path` (default key_path()),
+    made there (32 random bytes, mode 0600) on first use. It lives in a file only, never in
+    an environment or on a command line, so no candidate's process is handed it (in a
+    sandbox as uid 65534 it cannot read it either)."""
+    import secrets
+
+    p = Path(path) if path is not None else key_path()
+    if path is None and not p.exists():
+        try:
+            p.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(secrets.token_bytes(KEY_BYTES))
+        except FileExistsError:
+            pass
+        except OSError as e:
+            raise S.ScoreError(f"cannot make the results key {p}: {e.strerror or e}") from None
+    from ..files import FileInputError, read_bytes
+
+    try:
+        key = read_bytes(p, "results key", max_bytes=4096)
+    except FileInputError as e:
+        raise S.ScoreError(str(e)) from None
+    if len(key) < 16:
+        raise S.ScoreError(f"{p}: a results key of {len(key)} bytes is too short (at least 16)")
+    return key
+
+
+def _finite(x: Any) -> Any:
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {str(k): _finite(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_finite(v) for v in x]
+    return x
+
+
+def _mac(doc: dict, key: bytes) -> str:
+    import hashlib
+    import hmac
+
+    body = json.dumps({k: v for k, v in doc.items() if k != "mac"}, sort_keys=True, separators=(",", ":"),
+                      allow_nan=False)
+    return hmac.new(key, body.encode(), hashlib.sha256).hexdigest()
+
+
+def signed_line(row: dict, key: bytes) -> str:
+    """A row as its results line: JSON (no NaN: null in its place), with its MAC."""
+    doc = _finite(json.loads(json.dumps(row, default=str)))
+    doc["mac"] = _mac(doc, key)
+    return json.dumps(doc, allow_nan=False) + "\n"
+
+
+def verified(row: Any, key: bytes) -> bool:
+    import hmac
+
+    return isinstance(row, dict) and isinstance(row.get("mac"), str) and \
+        hmac.compare_digest(row["mac"], _mac(row, key))
+
+
+def done_keys(results: str, key: bytes | None = None, refused: list[str] | None = None) -> dict[str, dict]:
+    """The rows already in a results file, by job key; a torn last line is left out.
+    With `key`, a row whose MAC fails (forged, edited, or signed with another key), a
+    torn line before the last, or a row that is not a job's is refused: not taken, and
+    said in `refused` (one line per file)."""
     out: dict[str, dict] = {}
+    bad: dict[str, list[int]] = {}
     try:
         with open(results, "rb") as f:
-            for line in f:
-                try:
-                    row = json.loads(line)
-                except ValueError:
-                    continue  # an interrupted write: that job runs again
-                if isinstance(row, dict) and isinstance(row.get("job"), str):
-                    out.setdefault(row["job"], row)
+            lines = f.readlines()
     except FileNotFoundError:
-        pass
+        return out
+    except OSError as e:
+        raise S.ScoreError(f"cannot read {results}: {e.strerror or e}") from None
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError:
+            if n < len(lines) and key is not None:
+                bad.setdefault("torn or not JSON", []).append(n)
+            continue  # an interrupted write: that job runs again
+        if not (isinstance(row, dict) and isinstance(row.get("job"), str)):
+            if key is not None:
+                bad.setdefault("not a job's row", []).append(n)
+            continue
+        if key is not None and not verified(row, key):
+            bad.setdefault("no valid MAC (forged, edited, or written with another key)", []).append(n)
+            continue
+        out.setdefault(row["job"], row)
+    if refused is not None:
+        for why, ns in bad.items():
+            refused.append(f"{results}: {len(ns)} row(s) refused (line(s) {', '.join(map(str, ns[:10]))}"
+                           f"{' ...' if len(ns) > 10 else ''}): {why}")
     return out
 
 
@@ -261,12 +354,18 @@ class Summary:
 def run_batch(problems: Sequence[Problem], results: str, gpus: Sequence[Any], shard: tuple[int, int] = (0, 1),
               profile_for: Callable[[Problem], tuple[Any, Any]] | None = None, command: Any = None,
               progress: Callable[[str], None] | None = None, work_dir: str | None = None,
-              stop: threading.Event | None = None, sandbox: str = "auto") -> tuple[list[dict], Summary]:
+              stop: threading.Event | None = None, sandbox: str = "auto",
+              key: bytes | None = None) -> tuple[list[dict], Summary]:
     """Run this shard's jobs not yet in `results`, concurrently on `gpus`; each row is
     appended to `results` as it ends. Returns every row of the shard (old and new, in
     manifest order) and the summary."""
     jobs = jobs_of(problems, shard)
-    before = done_keys(results)
+    key = key if key is not None else results_key()
+    refused: list[str] = []
+    before = done_keys(results, key, refused)
+    for line in refused:  # rows that fail their MAC are not believed: those jobs run again
+        if progress is not None:
+            progress(line)
     todo = [j for j in jobs if j.key not in before]
     summary = Summary(total=len(jobs), skipped=len(jobs) - len(todo))
     for j in jobs:
@@ -335,7 +434,7 @@ def run_batch(problems: Sequence[Problem], results: str, gpus: Sequence[Any], sh
                "shard": f"{shard[0]}/{shard[1]}", "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         with write:
             with open(results, "a", encoding="utf-8") as f:
-                f.write(json.dumps(row, default=str) + "\n")
+                f.write(signed_line(row, key))
                 f.flush()
                 os.fsync(f.fileno())
             new[job.key] = row
@@ -388,21 +487,29 @@ def _common(p: Problem, command: Any) -> dict:
                 seeds=seeds)
 
 
-def merge(files: Sequence[str], problems: Sequence[Problem] | None = None) -> tuple[list[dict], list[str]]:
+def merge(files: Sequence[str], problems: Sequence[Problem] | None = None,
+          key: bytes | None = None) -> tuple[list[dict], list[str]]:
     """The rows of several shards' results, one per job (the first seen where a job is in
-    two files, with a note), in manifest order (by position, as the rows carry it)."""
+    two files, with a note), in manifest order (by position, as the rows carry it). Rows
+    whose MAC fails under `key` (default: results_key()) are refused, each file's said in
+    a note; the rest are kept."""
     rows: dict[str, dict] = {}
-    notes = []
+    notes: list[str] = []
+    mac_key = key if key is not None else results_key()
     for f in files:
         if not Path(f).is_file():
             raise S.ScoreError(f"{f}: no such results file")
-        for key, row in done_keys(f).items():
-            if key in rows:
-                notes.append(f"{key}: in more than one file; the first kept")
+        for job_key, row in done_keys(f, mac_key, notes).items():
+            if job_key in rows:
+                notes.append(f"{job_key}: in more than one file; the first kept")
                 continue
-            rows[key] = row
+            rows[job_key] = row
     order = {j.key: j.position for j in jobs_of(problems)} if problems else {}
-    out = sorted(rows.values(), key=lambda r: (order.get(r["job"], r.get("position", sys.maxsize)), r["job"]))
+    def place(r: dict) -> tuple[int, str]:
+        pos = r.get("position")
+        return order.get(r["job"], pos if isinstance(pos, int) and not isinstance(pos, bool) else sys.maxsize), r["job"]
+
+    out = sorted(rows.values(), key=place)
     if problems:
         missing = [k for k in order if k not in rows]
         if missing:
