@@ -229,10 +229,27 @@ def run(plan: dict) -> int:
             continue
 
 
+def python_paths() -> list[str]:
+    """What this Python needs to run and import linkroof: its prefixes (a virtual
+    environment's too), its site-packages and linkroof's own folder. A fresh /tmp must
+    keep these visible where they lie under it (a virtual environment in /tmp)."""
+    import site
+
+    import linkroof
+
+    out = [sys.prefix, sys.exec_prefix, sys.base_prefix, os.path.dirname(sys.executable),
+           os.path.dirname(os.path.dirname(os.path.abspath(linkroof.__file__)))]
+    try:
+        out += site.getsitepackages()
+    except AttributeError:
+        pass
+    return [p for p in dict.fromkeys(out) if p]
+
+
 def _try(userns: bool, uid: int | None) -> tuple[bool, str]:
     plan = {"procs": [{"argv": [sys.executable, "-c", "import os, linkroof; os.listdir('/proc'); open('/tmp/x', 'w')"],
                        "env": _env_for_probe(), "fds": []}],
-            "userns": userns, "uid": uid, "gid": uid}
+            "userns": userns, "uid": uid, "gid": uid, "expose": python_paths()}
     try:
         r = subprocess.run([sys.executable, "-m", "linkroof.scoring.jail"], input=json.dumps(plan), text=True,
                            capture_output=True, timeout=60, env=_env_for_probe())

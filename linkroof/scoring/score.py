@@ -299,9 +299,9 @@ def sandbox_for(choice: str, paths: Sequence[str]) -> dict[str, Any]:
 def _needed_paths(target: Target, inputs: str, env: dict[str, str]) -> list[str]:
     """What a target's processes must read: the interpreter, linkroof, the working
     folder, the PYTHONPATH folders and the files its spec and the inputs name."""
-    import linkroof
+    from .jail import python_paths
 
-    out = [sys.executable, os.path.dirname(linkroof.__file__), os.getcwd()]
+    out = [sys.executable, *python_paths(), os.getcwd()]
     out += [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     for spec in (target.spec, inputs[4:] if inputs.startswith("pkb:") else inputs):
         head = spec.split(":", 1)[0]
