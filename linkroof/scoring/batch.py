@@ -81,15 +81,19 @@ KNOWN = {f.name for f in fields(Problem)} | {"deadline"}
 def load_manifest(path: str) -> list[Problem]:
     """The problems of a TOML or JSON manifest; every problem's fields checked (types,
     ranges, that its files exist) before any job runs: a ScoreError names every fault."""
+    from ..files import FileInputError, read_bytes
+
     p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except OSError as e:
-        raise S.ScoreError(f"{path}: cannot read the manifest ({e.strerror})") from None
+    try:  # a regular file of at most MAX_MANIFEST bytes: a FIFO or /dev/zero is refused, never read
+        raw = read_bytes(p, "manifest", MAX_MANIFEST)
+    except FileInputError as e:
+        raise S.ScoreError(str(e)) from None
     try:
         doc = json.loads(raw) if p.suffix == ".json" else tomllib.loads(raw.decode())
     except (ValueError, UnicodeDecodeError) as e:
         raise S.ScoreError(f"{path}: not a {'JSON' if p.suffix == '.json' else 'TOML'} manifest ({e})") from None
+    except RecursionError:
+        raise S.ScoreError(f"{path}: nested too deep to be a manifest") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("problem"), list) or not doc["problem"]:
         raise S.ScoreError(f"{path}: a manifest lists its problems as [[problem]] tables (a 'problem' list)")
     defaults = doc.get("defaults", {})
@@ -124,7 +128,8 @@ def load_manifest(path: str) -> list[Problem]:
         if len(set(prob.candidates)) != len(prob.candidates):
             why.append("a candidate is listed twice")
         try:
-            S.check_options(prob.ranks, prob.trials, prob.atol, prob.rtol, prob.deadline_s, prob.max_output_bytes)
+            S.check_options(prob.ranks, prob.trials, prob.atol, prob.rtol, prob.deadline_s, prob.max_output_bytes,
+                            prob.warmup, prob.iters)
         except S.ScoreError as e:
             why.append(str(e).removeprefix("cannot score: "))
         faults += [f"problem {prob.name!r}: {w}" for w in why]
@@ -194,6 +199,8 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 
 KEY_BYTES = 32
+MAX_MANIFEST = 16 << 20  # a manifest larger than this is not one
+MAX_ROW_BYTES = 64 << 20  # a results line longer than this is not a row: refused, never held whole
 
 
 def key_path() -> Path:
@@ -269,21 +276,40 @@ def done_keys(results: str, key: bytes | None = None, refused: list[str] | None 
     With `key`, a row whose MAC fails (forged, edited, or signed with another key), a
     torn line before the last, or a row that is not a job's is refused: not taken, and
     said in `refused` (one line per file)."""
+    from ..files import FileInputError, regular_file
+
     out: dict[str, dict] = {}
     bad: dict[str, list[int]] = {}
+    if not os.path.lexists(results):
+        return out
+    try:
+        regular_file(results, "results file")  # a FIFO or /dev/zero is refused, never read
+    except FileInputError as e:
+        raise S.ScoreError(str(e)) from None
+    lines: list[bytes | None] = []
     try:
         with open(results, "rb") as f:
-            lines = f.readlines()
-    except FileNotFoundError:
-        return out
+            while True:
+                line = f.readline(MAX_ROW_BYTES + 1)
+                if not line:
+                    break
+                if len(line) > MAX_ROW_BYTES and not line.endswith(b"\n"):
+                    while line and not line.endswith(b"\n"):  # skip the rest of the over-long line, bounded reads
+                        line = f.readline(1 << 20)
+                    lines.append(None)
+                    continue
+                lines.append(line)
     except OSError as e:
         raise S.ScoreError(f"cannot read {results}: {e.strerror or e}") from None
     for n, line in enumerate(lines, 1):
+        if line is None:
+            bad.setdefault(f"over {MAX_ROW_BYTES} bytes, not a row", []).append(n)
+            continue
         if not line.strip():
             continue
         try:
             row = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             if n < len(lines) and key is not None:
                 bad.setdefault("torn or not JSON", []).append(n)
             continue  # an interrupted write: that job runs again

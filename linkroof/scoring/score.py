@@ -1134,11 +1134,20 @@ def check_inputs(spec: str) -> str | None:
     return None if why is None else f"--inputs {why}"
 
 
+MAX_RANKS = 64  # score --ranks' range: one node's GPUs
+
+
 def check_options(ranks: int, trials: int, atol: float, rtol: float, deadline_s: float,
-                  max_output_bytes: int) -> None:
+                  max_output_bytes: int, warmup: int = 0, iters: int = 1) -> None:
+    """The options of a score or of a manifest's problem, by the same rules (score's
+    command line ranges): a ScoreError naming each fault."""
     bad = []
-    if not (isinstance(ranks, int) and ranks >= 1):
-        bad.append(f"ranks {ranks!r}: at least 1")
+    if not (isinstance(ranks, int) and not isinstance(ranks, bool) and 1 <= ranks <= MAX_RANKS):
+        bad.append(f"ranks {ranks!r}: from 1 to {MAX_RANKS}")
+    if not (isinstance(iters, int) and not isinstance(iters, bool) and iters >= 1):
+        bad.append(f"iters {iters!r}: at least 1")
+    if not (isinstance(warmup, int) and not isinstance(warmup, bool) and warmup >= 0):
+        bad.append(f"warmup {warmup!r}: at least 0")
     if not (isinstance(trials, int) and trials >= 1):
         bad.append(f"trials {trials!r}: at least 1")
     for name, v in (("atol", atol), ("rtol", rtol)):
@@ -1173,7 +1182,7 @@ def score(reference: str, candidates: Sequence[str], inputs: str, ranks: int = 1
     inputs (a ScoreError), each candidate (a failure row, no child started).
     `counters`: each correct one-rank candidate's kernels counted by Nsight Compute
     afterwards (with_counters: the counted floor and the why-sentence)."""
-    check_options(ranks, trials, atol, rtol, deadline_s, max_output_bytes)
+    check_options(ranks, trials, atol, rtol, deadline_s, max_output_bytes, warmup, iters)
     if validate if validate is not None else command is None:
         problems = [w for w in (check_target(reference), check_inputs(inputs)) if w]
         if problems:
