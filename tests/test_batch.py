@@ -30,6 +30,12 @@ def fake(log=None, sleep="0"):
     return command
 
 
+@pytest.fixture(autouse=True)
+def results_key_here(tmp_path, monkeypatch):
+    """The results key's default folder (batch signs every row): this test's, never the user's."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+
+
 @pytest.fixture
 def manifest(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

@@ -25,15 +25,16 @@ every problem. Each (problem, candidate) is one job with a stable key.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import math
 import os
-import sys
 import tempfile
 import threading
 import time
 import tomllib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -62,6 +63,7 @@ class Problem:
     dtype: str = "bfloat16"
     max_output_bytes: int = S.DEFAULT_MAX_OUTPUT_BYTES
     counters: bool = False  # each correct one-rank candidate counted by Nsight Compute (score --counters)
+    manifest_sha256: str = ""  # the manifest's identity (sha256 of its bytes): set by load_manifest, never by it
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,8 @@ class Job:
         return f"{self.problem.name}::{self.candidate}"
 
 
-KNOWN = {f.name for f in fields(Problem)} | {"deadline"}
+KNOWN = {f.name for f in fields(Problem)} - {"manifest_sha256"} | {"deadline"}
+MAX_DEPTH = 32  # a manifest or a row nested deeper than this is not one
 
 
 def load_manifest(path: str) -> list[Problem]:
@@ -84,16 +87,20 @@ def load_manifest(path: str) -> list[Problem]:
     from ..files import FileInputError, read_bytes
 
     p = Path(path)
+    what = "JSON" if p.suffix == ".json" else "TOML"
     try:  # a regular file of at most MAX_MANIFEST bytes: a FIFO or /dev/zero is refused, never read
         raw = read_bytes(p, "manifest", MAX_MANIFEST)
     except FileInputError as e:
         raise S.ScoreError(str(e)) from None
     try:
-        doc = json.loads(raw) if p.suffix == ".json" else tomllib.loads(raw.decode())
-    except (ValueError, UnicodeDecodeError) as e:
-        raise S.ScoreError(f"{path}: not a {'JSON' if p.suffix == '.json' else 'TOML'} manifest ({e})") from None
+        doc = json.loads(raw, parse_constant=_no_constant) if what == "JSON" else tomllib.loads(raw.decode())
     except RecursionError:
         raise S.ScoreError(f"{path}: nested too deep to be a manifest") from None
+    except (ValueError, UnicodeDecodeError) as e:
+        raise S.ScoreError(f"{path}: not a {what} manifest ({_short(e)})") from None
+    if too_deep(doc, MAX_DEPTH):
+        raise S.ScoreError(f"{path}: nested too deep to be a manifest (over {MAX_DEPTH} levels)")
+    sha = hashlib.sha256(raw).hexdigest()
     if not isinstance(doc, dict) or not isinstance(doc.get("problem"), list) or not doc["problem"]:
         raise S.ScoreError(f"{path}: a manifest lists its problems as [[problem]] tables (a 'problem' list)")
     defaults = doc.get("defaults", {})
@@ -118,7 +125,7 @@ def load_manifest(path: str) -> list[Problem]:
             faults.append(f"problem {i + 1}: the name {d['name']!r} is used twice")
         names.add(d["name"])
         try:
-            prob = _problem(d, base)
+            prob = _problem(d, base, sha)
         except (TypeError, ValueError) as e:
             faults.append(f"problem {d['name']!r}: {e}")
             continue
@@ -140,7 +147,31 @@ def load_manifest(path: str) -> list[Problem]:
     return out
 
 
-def _problem(d: dict, base: Path) -> Problem:
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _short(e: BaseException) -> str:
+    return str(e)[:200]
+
+
+def too_deep(doc: Any, limit: int) -> bool:
+    """Whether `doc` (lists and dicts) nests deeper than `limit`: walked without recursion,
+    so a deep document is an answer, never a RecursionError."""
+    stack = [(doc, 1)]
+    while stack:
+        x, d = stack.pop()
+        if isinstance(x, dict):
+            x = list(x.values())
+        elif not isinstance(x, list):
+            continue
+        if d > limit:
+            return True
+        stack.extend((v, d + 1) for v in x if isinstance(v, (list, dict)))
+    return False
+
+
+def _problem(d: dict, base: Path, sha: str = "") -> Problem:
     def path(x: Any) -> str:
         """A file path relative to the manifest's folder (a module:function stays as it is)."""
         x = str(x)
@@ -173,7 +204,7 @@ def _problem(d: dict, base: Path) -> Problem:
     return Problem(name=d["name"], reference=path(d["reference"]), inputs=path(d["inputs"]) if not
                    str(d["inputs"]).startswith("pkb:") else d["inputs"], candidates=tuple(path(c) for c in cands),
                    protocol=d.get("protocol", "linkroof"), workload=path(d["workload"]) if d.get("workload") else None,
-                   dtype=str(d.get("dtype", "bfloat16")), **kw)
+                   dtype=str(d.get("dtype", "bfloat16")), manifest_sha256=sha, **kw)
 
 
 def jobs_of(problems: Sequence[Problem], shard: tuple[int, int] = (0, 1)) -> list[Job]:
@@ -185,6 +216,15 @@ def jobs_of(problems: Sequence[Problem], shard: tuple[int, int] = (0, 1)) -> lis
             if pos % n == i:
                 out.append(Job(p, c, pos))
             pos += 1
+    return out
+
+
+def positions(problems: Sequence[Problem]) -> dict[str, int]:
+    """Each job's position in the manifest, by its key (jobs_of's, without a Job made for each)."""
+    out: dict[str, int] = {}
+    for p in problems:
+        for c in p.candidates:
+            out[f"{p.name}::{c}"] = len(out)
     return out
 
 
@@ -200,7 +240,8 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 KEY_BYTES = 32
 MAX_MANIFEST = 16 << 20  # a manifest larger than this is not one
-MAX_ROW_BYTES = 64 << 20  # a results line longer than this is not a row: refused, never held whole
+MAX_ROW_BYTES = 8 << 20  # a results line longer than this is not a row: refused, never held whole
+MAC_HEX = 64  # an HMAC-SHA256 in hex
 
 
 def key_path() -> Path:
@@ -210,29 +251,39 @@ def key_path() -> Path:
 
 
 def results_key(path: str | Path | None = None) -> bytes:
-    """The secret `--results` rows are signed with: read from `path` (default key_path()),
-    made there (32 random bytes, mode 0600) on first use. It lives in a file only, never in
-    an environment or on a command line, so no candidate's process is handed it (in a
-    sandbox as uid 65534 it cannot read it either)."""
+    """The secret `--results` rows are signed with: read from `path` (default key_path(),
+    made there on first use: 32 random bytes, mode 0600, O_EXCL). It lives in a file only,
+    never in an environment or on a command line, so no candidate's process is handed it
+    (in a sandbox as uid 65534 it cannot read it either). A key file others may read is
+    refused, as ssh refuses such a private key. A `path` given is never made: a typo would
+    make a new key, and every row signed before would be refused."""
     import secrets
+    import stat
+
+    from ..files import FileInputError, read_bytes
 
     p = Path(path) if path is not None else key_path()
-    if path is None and not p.exists():
+    if path is None and not os.path.lexists(p):
         try:
             p.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "wb") as f:
                 f.write(secrets.token_bytes(KEY_BYTES))
         except FileExistsError:
-            pass
+            pass  # made meanwhile by another batch: read it
         except OSError as e:
             raise S.ScoreError(f"cannot make the results key {p}: {e.strerror or e}") from None
-    from ..files import FileInputError, read_bytes
-
     try:
         key = read_bytes(p, "results key", max_bytes=4096)
+        mode = os.stat(p).st_mode
     except FileInputError as e:
-        raise S.ScoreError(str(e)) from None
+        raise S.ScoreError(str(e) + ("" if path is None else " (--key-file: the key the rows were signed with)")) \
+            from None
+    except OSError as e:
+        raise S.ScoreError(f"cannot read {p}: {e.strerror or e}") from None
+    if mode & stat.S_IROTH:
+        raise S.ScoreError(f"{p}: a results key others may read (a candidate run as another user could sign "
+                           f"rows): chmod 600 {p}")
     if len(key) < 16:
         raise S.ScoreError(f"{p}: a results key of {len(key)} bytes is too short (at least 16)")
     return key
@@ -248,34 +299,121 @@ def _finite(x: Any) -> Any:
     return x
 
 
-def _mac(doc: dict, key: bytes) -> str:
-    import hashlib
+def _canonical(doc: dict) -> bytes:
+    """What a row's MAC covers: its JSON without the mac field, keys sorted, no spaces,
+    no NaN (ValueError for a row holding one)."""
+    return json.dumps({k: v for k, v in doc.items() if k != "mac"}, sort_keys=True, separators=(",", ":"),
+                      allow_nan=False).encode()
+
+
+def _mac(body: bytes, key: bytes) -> str:
     import hmac
 
-    body = json.dumps({k: v for k, v in doc.items() if k != "mac"}, sort_keys=True, separators=(",", ":"),
-                      allow_nan=False)
-    return hmac.new(key, body.encode(), hashlib.sha256).hexdigest()
+    return hmac.digest(key, body, "sha256").hex()
+
+
+def signed_doc(row: dict, key: bytes) -> dict:
+    """A row as it is written: plain JSON values (non-finite numbers null), with its MAC."""
+    doc = _finite(json.loads(json.dumps({k: v for k, v in row.items() if k != "mac"}, default=str)))
+    doc["mac"] = _mac(_canonical(doc), key)
+    return doc
+
+
+def line_of(doc: dict) -> str:
+    """A signed row's line: its canonical JSON with the MAC last, so a reader checks the
+    bytes it read without writing the row out again (verified_line)."""
+    body = _canonical(doc).decode()
+    return body[:-1] + ("," if len(body) > 2 else "") + f'"mac":"{doc["mac"]}"}}\n'
 
 
 def signed_line(row: dict, key: bytes) -> str:
     """A row as its results line: JSON (no NaN: null in its place), with its MAC."""
-    doc = _finite(json.loads(json.dumps(row, default=str)))
-    doc["mac"] = _mac(doc, key)
-    return json.dumps(doc, allow_nan=False) + "\n"
+    return line_of(signed_doc(row, key))
 
 
 def verified(row: Any, key: bytes) -> bool:
+    """Whether `row` carries a valid MAC under `key` (its canonical JSON's)."""
     import hmac
 
-    return isinstance(row, dict) and isinstance(row.get("mac"), str) and \
-        hmac.compare_digest(row["mac"], _mac(row, key))
+    if not (isinstance(row, dict) and isinstance(row.get("mac"), str)):
+        return False
+    try:
+        body = _canonical(row)
+    except (ValueError, TypeError, RecursionError):
+        return False
+    return hmac.compare_digest(row["mac"], _mac(body, key))
 
 
-def done_keys(results: str, key: bytes | None = None, refused: list[str] | None = None) -> dict[str, dict]:
-    """The rows already in a results file, by job key; a torn last line is left out.
-    With `key`, a row whose MAC fails (forged, edited, or signed with another key), a
-    torn line before the last, or a row that is not a job's is refused: not taken, and
-    said in `refused` (one line per file)."""
+_SUFFIX = b',"mac":"'
+
+
+def verified_line(line: bytes, row: dict, key: bytes) -> bool:
+    """Whether the line `row` was read from is signed under `key`: the bytes as written
+    (line_of), else the row's canonical JSON (a line written otherwise, as by an earlier
+    version or a tool that re-spaced it)."""
+    import hmac
+
+    raw = line.rstrip(b"\r\n")
+    cut = len(raw) - len(_SUFFIX) - MAC_HEX - 2
+    if cut > 0 and raw[cut:cut + len(_SUFFIX)] == _SUFFIX and raw.endswith(b'"}'):
+        if hmac.compare_digest(raw[cut + len(_SUFFIX):-2], _mac(raw[:cut] + b"}", key).encode()):
+            return True  # the bytes as the judge wrote them (the row parsed from them holds this MAC last)
+    return verified(row, key)
+
+
+_TEXT = ("job", "problem", "candidate", "protocol")
+_NUMBERS = ("speedup", "time_s", "fraction_of_roofline")
+_NUMBER = (int, float)
+
+
+def row_fault(row: dict) -> str | None:
+    """Why a signed row is not a row of batch's shape (what the table, the summary and
+    the merge read), or None. (JSON gives exact types: `type(x) is` suffices.)"""
+    get = row.get
+    for k in _TEXT:
+        if type(get(k)) is not str:
+            return f"{k} is not text"
+    pos = get("position")
+    if type(pos) is not int or pos < 0:
+        return "position is not a whole number"
+    for k in _NUMBERS:
+        v = get(k)
+        if v is not None and type(v) not in _NUMBER:
+            return f"{k} is not a number"
+    fb = get("feedback")
+    if fb is not None and type(fb) is not str:
+        return "feedback is not text"
+    f = get("failure")
+    if f and not (type(f) is dict and type(f.get("kind")) is str and type(f.get("message")) is str):
+        return "failure is not a kind and a message"
+    sus = get("suspect")
+    if sus and not (type(sus) is dict and type(sus.get("likely_causes", [])) is list and
+                    all(type(c) is str for c in sus.get("likely_causes", []))):
+        return "suspect is not a table of likely causes"
+    trials = get("trials", [])
+    if type(trials) is not list:
+        return "trials are not a list of checks"
+    for t in trials:
+        if type(t) is not dict or any(t.get(k) is not None and type(t.get(k)) not in _NUMBER
+                                      for k in ("max_abs_err", "max_rel_err")):
+            return "trials are not a list of checks"
+    return None
+
+
+NO_MAC = "no valid MAC (forged, edited, or written with another key)"
+
+
+def done_keys(results: str, key: bytes | None = None, refused: list[str] | None = None,
+              manifest_sha256: str | None = None, lines: dict[str, bytes] | None = None) -> dict[str, dict]:
+    """The rows already in a results file, by job key; a torn last line is left out (an
+    interrupted write: that job runs again). Read line by line, a line over MAX_ROW_BYTES
+    never held whole. With `key`, a row whose MAC fails (forged, edited, or signed with
+    another key), a torn line before the last, a row that is not a job's or not of a
+    row's shape, and (with `manifest_sha256`) a row of another manifest is refused: not
+    taken, and said in `refused`, one line for the file. `lines`: each row's line as read
+    (a signed line, to be written again as it is), by job key."""
+    import stat
+
     from ..files import FileInputError, regular_file
 
     out: dict[str, dict] = {}
@@ -284,54 +422,132 @@ def done_keys(results: str, key: bytes | None = None, refused: list[str] | None 
         return out
     try:
         regular_file(results, "results file")  # a FIFO or /dev/zero is refused, never read
+        fd = os.open(results, os.O_RDONLY | os.O_NONBLOCK)  # swapped for a FIFO meanwhile: no hang either
     except FileInputError as e:
         raise S.ScoreError(str(e)) from None
-    lines: list[bytes | None] = []
+    except OSError as e:
+        raise S.ScoreError(f"cannot read {results}: {e.strerror or e}") from None
+    torn: int | None = None  # a line that is not JSON: torn if it is the last, refused if another follows
     try:
-        with open(results, "rb") as f:
+        with os.fdopen(fd, "rb") as f, _gc_paused():
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise S.ScoreError(f"{results} is not a regular file (a pipe, socket or device): a results file is "
+                                   "read from a file")
+            n = 0
             while True:
                 line = f.readline(MAX_ROW_BYTES + 1)
                 if not line:
                     break
+                n += 1
+                if torn is not None:
+                    bad.setdefault("torn or not JSON", []).append(torn)
+                    torn = None
                 if len(line) > MAX_ROW_BYTES and not line.endswith(b"\n"):
-                    while line and not line.endswith(b"\n"):  # skip the rest of the over-long line, bounded reads
-                        line = f.readline(1 << 20)
-                    lines.append(None)
+                    _skip_line(f)
+                    bad.setdefault(f"over {MAX_ROW_BYTES} bytes, not a row", []).append(n)
                     continue
-                lines.append(line)
+                if not line.strip():
+                    continue
+                try:  # NaN and Infinity parse, but no row holding one has a valid MAC (none is written so)
+                    row = json.loads(line)
+                except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+                    torn = n
+                    continue
+                if not (isinstance(row, dict) and isinstance(row.get("job"), str)):
+                    bad.setdefault("not a job's row", []).append(n)
+                    continue
+                if key is not None:
+                    if not verified_line(line, row, key):
+                        bad.setdefault(NO_MAC, []).append(n)
+                        continue
+                    why = row_fault(row)
+                    if why:
+                        bad.setdefault(f"not a row ({why})", []).append(n)
+                        continue
+                    if manifest_sha256 and row.get("manifest_sha256") != manifest_sha256:
+                        bad.setdefault("written for another manifest (its manifest_sha256 is not this one's)",
+                                       []).append(n)
+                        continue
+                if row["job"] not in out:
+                    out[row["job"]] = row
+                    if lines is not None:
+                        lines[row["job"]] = line.rstrip(b"\r\n") + b"\n"
     except OSError as e:
         raise S.ScoreError(f"cannot read {results}: {e.strerror or e}") from None
-    for n, line in enumerate(lines, 1):
-        if line is None:
-            bad.setdefault(f"over {MAX_ROW_BYTES} bytes, not a row", []).append(n)
-            continue
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except (ValueError, RecursionError):
-            if n < len(lines) and key is not None:
-                bad.setdefault("torn or not JSON", []).append(n)
-            continue  # an interrupted write: that job runs again
-        if not (isinstance(row, dict) and isinstance(row.get("job"), str)):
-            if key is not None:
-                bad.setdefault("not a job's row", []).append(n)
-            continue
-        if key is not None and not verified(row, key):
-            bad.setdefault("no valid MAC (forged, edited, or written with another key)", []).append(n)
-            continue
-        out.setdefault(row["job"], row)
-    if refused is not None:
-        for why, ns in bad.items():
-            refused.append(f"{results}: {len(ns)} row(s) refused (line(s) {', '.join(map(str, ns[:10]))}"
-                           f"{' ...' if len(ns) > 10 else ''}): {why}")
+    if refused is not None and key is not None and bad:
+        refused.append(refusal(results, bad))
     return out
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """The cycle collector held while rows are read: they make no cycles, and its passes
+    over hundreds of thousands of fresh dicts cost a fifth of a large merge."""
+    import gc
+
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _skip_line(f: Any) -> None:
+    """Past the end of the line `f` is in, read in pieces of 1 MiB: never held whole."""
+    while True:
+        chunk = f.read(1 << 20)
+        if not chunk:
+            return
+        i = chunk.find(b"\n")
+        if i >= 0:
+            f.seek(i + 1 - len(chunk), os.SEEK_CUR)
+            return
+
+
+def refusal(results: str, bad: dict[str, list[int]]) -> str:
+    """One line for a file's refused rows: how many, which lines, why."""
+    def lines(ns: list[int]) -> str:
+        shown = ", ".join(map(str, ns[:10])) + (f" and {len(ns) - 10} more" if len(ns) > 10 else "")
+        return f"line{'s' if len(ns) > 1 else ''} {shown}"
+
+    total = sum(len(ns) for ns in bad.values())
+    head = f"{results}: {total} row{'s' if total > 1 else ''} refused"
+    if len(bad) == 1:
+        [(why, ns)] = bad.items()
+        return f"{head} ({lines(ns)}): {why}"
+    return head + ": " + "; ".join(f"{len(ns)} ({lines(ns)}) {why}" for why, ns in bad.items())
+
+
+def open_results(results: str) -> Any:
+    """The results file, opened to append (made if missing): one ScoreError line where it
+    cannot be (a read-only folder, a missing folder, a folder or a FIFO in its place)."""
+    import errno
+    import stat
+
+    try:
+        fd = os.open(results, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
+    except OSError as e:
+        why = e.strerror or str(e)
+        parent = os.path.dirname(os.path.abspath(results))
+        if e.errno == errno.ENOENT and not os.path.isdir(parent):
+            why = f"its folder {parent} does not exist"
+        elif e.errno == errno.ENXIO:
+            why = "a pipe no one reads"
+        raise S.ScoreError(f"cannot write the results file {results}: {why}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise S.ScoreError(f"cannot write the results file {results}: not a regular file")
+    return os.fdopen(fd, "ab")
 
 
 class GpuPool:
     """GPUs handed out whole: a job waits until it can have `n` of them at once."""
 
     def __init__(self, gpus: Sequence[Any]):
+        if len(set(map(str, gpus))) != len(gpus):
+            raise S.ScoreError(f"GPUs {list(gpus)}: one is given twice (two jobs would time on it at once)")
         self.free = list(gpus)
         self.size = len(self.free)
         self.cond = threading.Condition()
@@ -371,10 +587,13 @@ class Summary:
         if row.get("correct") and not row.get("suspect") and sp and sp > self.best.get(row["problem"], ("", 0.0))[1]:
             self.best[row["problem"]] = (row["candidate"], sp)
 
-    def line(self) -> str:
+    def line(self, merged: bool = False) -> str:
+        """The running summary (`merged`: of rows merged, none run here)."""
         best = ", ".join(f"{p}: {c} {s:.2f}x" for p, (c, s) in sorted(self.best.items()))
-        return (f"{self.done + self.skipped}/{self.total} jobs ({self.skipped} from before): {self.correct} correct, "
-                f"{self.failed} failed, {self.suspect} suspect" + (f"; best: {best}" if best else ""))
+        head = f"{self.total} rows" if merged else \
+            f"{self.done + self.skipped}/{self.total} jobs ({self.skipped} from before)"
+        return (f"{head}: {self.correct} correct, {self.failed} failed, {self.suspect} suspect" +
+                (f"; best: {best}" if best else ""))
 
 
 def run_batch(problems: Sequence[Problem], results: str, gpus: Sequence[Any], shard: tuple[int, int] = (0, 1),
@@ -387,9 +606,12 @@ def run_batch(problems: Sequence[Problem], results: str, gpus: Sequence[Any], sh
     manifest order) and the summary."""
     jobs = jobs_of(problems, shard)
     key = key if key is not None else results_key()
+    sha = next((p.manifest_sha256 for p in problems if p.manifest_sha256), "")
     refused: list[str] = []
-    before = done_keys(results, key, refused)
-    for line in refused:  # rows that fail their MAC are not believed: those jobs run again
+    before = done_keys(results, key, refused, sha or None)
+    with open_results(results):  # writable, before any job runs: a read-only folder is one line, not a lost job
+        pass
+    for line in refused:  # rows that fail their MAC, or are another manifest's, are not believed: those jobs run again
         if progress is not None:
             progress(line)
     todo = [j for j in jobs if j.key not in before]
@@ -402,7 +624,6 @@ def run_batch(problems: Sequence[Problem], results: str, gpus: Sequence[Any], sh
     refs: dict[str, Any] = {}
     ref_locks = {p.name: threading.Lock() for p in problems}
     placed = {p.name: (profile_for(p) if profile_for else (None, None)) for p in {j.problem for j in todo}}
-    Path(results).parent.mkdir(parents=True, exist_ok=True)
     _end_torn_line(results)
     new: dict[str, dict] = {}
     stop = stop or threading.Event()
@@ -457,13 +678,19 @@ def run_batch(problems: Sequence[Problem], results: str, gpus: Sequence[Any], sh
                 pool.give(held)
         row = {"job": job.key, "problem": p.name, "position": job.position, **row, "gpus": got,
                "reference_gpus": ref_gpus,
-               "shard": f"{shard[0]}/{shard[1]}", "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+               "shard": f"{shard[0]}/{shard[1]}", "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+               "manifest_sha256": sha or None}
+        doc = signed_doc(row, key)  # as written: NaN null, the MAC with it
         with write:
-            with open(results, "a", encoding="utf-8") as f:
-                f.write(signed_line(row, key))
-                f.flush()
-                os.fsync(f.fileno())
-            new[job.key] = row
+            with open_results(results) as f:
+                try:
+                    f.write(line_of(doc).encode())
+                    f.flush()
+                    os.fsync(f.fileno())
+                except OSError as e:
+                    raise S.ScoreError(f"cannot write the results file {results}: {e.strerror or e}") from None
+            new[job.key] = doc
+            row = doc
             summary.add(row)
             if progress:
                 progress(f"{job.key}: " + ("correct" if row.get("correct") else "NOT correct") +
@@ -497,6 +724,8 @@ def _end_torn_line(results: str) -> None:
                     f.write(b"\n")
     except FileNotFoundError:
         pass
+    except OSError as e:
+        raise S.ScoreError(f"cannot write the results file {results}: {e.strerror or e}") from None
 
 
 _SEEDS: dict[tuple[int, str], list[int]] = {}
@@ -514,26 +743,45 @@ def _common(p: Problem, command: Any) -> dict:
 
 
 def merge(files: Sequence[str], problems: Sequence[Problem] | None = None,
-          key: bytes | None = None) -> tuple[list[dict], list[str]]:
+          key: bytes | None = None, lines: dict[str, bytes] | None = None) -> tuple[list[dict], list[str]]:
     """The rows of several shards' results, one per job (the first seen where a job is in
     two files, with a note), in manifest order (by position, as the rows carry it). Rows
-    whose MAC fails under `key` (default: results_key()) are refused, each file's said in
-    a note; the rest are kept."""
+    whose MAC fails under `key` (default: results_key()), torn lines before a file's last,
+    rows not of a row's shape and, with `problems`, rows of another manifest are refused,
+    each file's said in one note ("FILE: N rows refused (lines ...): why"); the rest are
+    kept. Linear in the rows: each line is read, parsed and checked once. `lines`: each
+    kept row's signed line as read, by job key (to write the merge without signing again)."""
+    with _gc_paused():
+        return _merge(files, problems, key if key is not None else results_key(), lines)
+
+
+def _merge(files: Sequence[str], problems: Sequence[Problem] | None, mac_key: bytes,
+           lines: dict[str, bytes] | None) -> tuple[list[dict], list[str]]:
     rows: dict[str, dict] = {}
     notes: list[str] = []
-    mac_key = key if key is not None else results_key()
+    sha = next((p.manifest_sha256 for p in problems if p.manifest_sha256), None) if problems else None
+    twice: list[str] = []
     for f in files:
-        if not Path(f).is_file():
+        if not os.path.lexists(f):
             raise S.ScoreError(f"{f}: no such results file")
-        for job_key, row in done_keys(f, mac_key, notes).items():
+        mine: dict[str, bytes] | None = {} if lines is not None else None
+        for job_key, row in done_keys(f, mac_key, notes, sha, mine).items():
             if job_key in rows:
-                notes.append(f"{job_key}: in more than one file; the first kept")
+                twice.append(job_key)
                 continue
             rows[job_key] = row
-    order = {j.key: j.position for j in jobs_of(problems)} if problems else {}
+            if lines is not None and mine is not None:
+                lines[job_key] = mine[job_key]
+    if twice:
+        notes.append(f"{len(twice)} job(s) in more than one file, the first file's row kept: {', '.join(twice[:5])}"
+                     + (" ..." if len(twice) > 5 else ""))
+    manifests = {r.get("manifest_sha256") for r in rows.values()}
+    if not problems and len(manifests) > 1:
+        notes.append(f"rows of {len(manifests)} manifests here (manifest_sha256): give --manifest to keep one's only")
+    order = positions(problems) if problems else {}
+
     def place(r: dict) -> tuple[int, str]:
-        pos = r.get("position")
-        return order.get(r["job"], pos if isinstance(pos, int) and not isinstance(pos, bool) else sys.maxsize), r["job"]
+        return order.get(r["job"], r["position"]), r["job"]
 
     out = sorted(rows.values(), key=place)
     if problems:
@@ -542,6 +790,26 @@ def merge(files: Sequence[str], problems: Sequence[Problem] | None = None,
             notes.append(f"{len(missing)} job(s) of the manifest have no row yet: {', '.join(missing[:5])}"
                          + (" ..." if len(missing) > 5 else ""))
     return out, notes
+
+
+def check_gpus(items: Sequence[str]) -> list[str]:
+    """A batch's GPUs, as --gpus or CUDA_VISIBLE_DEVICES give them: indices (0, 1, ...) or
+    UUIDs (GPU-..., MIG-...). An empty item, a negative or other non-GPU, or a GPU given
+    twice (0,0 or 0,00: two jobs would time on one GPU at once) is a ValueError."""
+    out = []
+    for g in (x.strip() for x in items):
+        if not g:
+            raise ValueError("an empty item (give GPUs as 0,1,2)")
+        if g.isdigit() and g.isascii():
+            out.append(str(int(g)))
+        elif g.startswith(("GPU-", "MIG-")) and len(g) > 4 and not any(c.isspace() for c in g):
+            out.append(g)
+        else:
+            raise ValueError(f"{g!r} is not a GPU (an index from 0, or a GPU-/MIG- UUID)")
+    twice = sorted({g for g in out if out.count(g) > 1}, key=lambda g: (len(g), g))
+    if twice:
+        raise ValueError(f"GPU {', '.join(twice)} given twice: each GPU runs one timing at a time")
+    return out
 
 
 def visible_gpus() -> list[str]:
@@ -558,5 +826,5 @@ def visible_gpus() -> list[str]:
         return []
 
 
-__all__ = ["GpuPool", "Job", "Problem", "Summary", "done_keys", "jobs_of", "load_manifest", "merge", "parse_shard",
-           "run_batch", "visible_gpus"]
+__all__ = ["GpuPool", "Job", "Problem", "Summary", "check_gpus", "done_keys", "jobs_of", "load_manifest", "merge",
+           "parse_shard", "results_key", "row_fault", "run_batch", "signed_line", "verified", "visible_gpus"]

@@ -19,7 +19,7 @@ FAST = ("tests/test_verdicts.py tests/test_cost.py tests/test_roofline.py tests/
         "tests/test_compare.py tests/test_imported_views.py tests/test_store.py tests/test_fits.py tests/test_golden.py "
         "tests/test_zoo.py tests/test_timeline.py tests/test_traces.py tests/test_score.py tests/test_mutants_named.py "
         "tests/test_advise_labels.py tests/test_units_sysfs.py tests/test_doors_closed.py tests/test_exit_codes.py "
-        "tests/test_bench_cpu.py tests/test_floor_rules.py tests/test_hostile_suite.py tests/test_batch_mac.py")
+        "tests/test_bench_cpu.py tests/test_floor_rules.py tests/test_hostile_suite.py tests/test_batch_doors.py")
 
 MUTATIONS = [
     ("above spec loosened 2x", "linkroof/roofline/checks.py", "if bw == bw and bw > limit:", "if bw == bw and bw > 2 * limit:"),
@@ -175,13 +175,31 @@ MUTATIONS = [
     ("the jail writable", "linkroof/scoring/jail.py", 'if plan.get("readonly", True):', "if False:"),
     ("the jail without a PID namespace", "linkroof/scoring/jail.py",
      "flags = CLONE_NEWPID | CLONE_NEWNS", "flags = CLONE_NEWNS"),
-    # rows that cannot be forged (issue 41, item 4; tests/test_batch_mac.py)
-    ("a row's MAC unchecked", "linkroof/scoring/batch.py", "        if key is not None and not verified(row, key):",
-     "        if False:"),
-    ("a MAC over part of the row", "linkroof/scoring/batch.py",
-     'body = json.dumps({k: v for k, v in doc.items() if k != "mac"}, sort_keys=True',
-     'body = json.dumps({k: v for k, v in doc.items() if k == "job"}, sort_keys=True'),
-    ("a GPU given twice taken", "linkroof/cli/loops.py", "    if twice:\n", "    if False:\n"),
+    # rows that cannot be forged, batch doors that hold (issue 41, items 4 and 5; tests/test_batch_doors.py):
+    # python tests/tools/mutants.py -k "batch:" --tests "tests/test_batch_doors.py tests/test_batch.py"
+    ("batch: a row's MAC unchecked", "linkroof/scoring/batch.py", "                    if not verified_line(line, row, key):",
+     "                    if False:"),
+    ("batch: a MAC over part of the row", "linkroof/scoring/batch.py",
+     'return json.dumps({k: v for k, v in doc.items() if k != "mac"}, sort_keys=True',
+     'return json.dumps({k: v for k, v in doc.items() if k == "job"}, sort_keys=True'),
+    ("batch: the line's MAC taken on its word", "linkroof/scoring/batch.py",
+     'if hmac.compare_digest(raw[cut + len(_SUFFIX):-2], _mac(raw[:cut] + b"}", key).encode()):',
+     "if raw[cut + len(_SUFFIX):-2]:"),
+    ("batch: rows of another manifest kept", "linkroof/scoring/batch.py",
+     'if manifest_sha256 and row.get("manifest_sha256") != manifest_sha256:', "if False:"),
+    ("batch: a row's shape unchecked", "linkroof/scoring/batch.py", "                    why = row_fault(row)",
+     "                    why = None"),
+    ("batch: a torn middle line passed silently", "linkroof/scoring/batch.py",
+     '                    bad.setdefault("torn or not JSON", []).append(torn)', "                    pass"),
+    ("batch: non-finite figures written", "linkroof/scoring/batch.py",
+     'doc = _finite(json.loads(json.dumps({k: v for k, v in row.items() if k != "mac"}, default=str)))',
+     'doc = json.loads(json.dumps({k: v for k, v in row.items() if k != "mac"}, default=str))'),
+    ("batch: a manifest's options unchecked", "linkroof/scoring/batch.py", "            S.check_options(prob.ranks,",
+     "            (lambda *a: None)(prob.ranks,"),
+    ("batch: a GPU given twice taken", "linkroof/scoring/batch.py",
+     '    if twice:\n        raise ValueError(f"GPU', '    if False:\n        raise ValueError(f"GPU'),
+    ("batch: a negative GPU taken", "linkroof/scoring/batch.py", "        if g.isdigit() and g.isascii():",
+     '        if g.lstrip("-").isdigit() and g.isascii():'),
     ("host work gap 50 us -> 500 us", "linkroof/roofline/timeline.py", "HOST_WORK_GAP_NS = 50_000",
      "HOST_WORK_GAP_NS = 500_000"),
     ("drift threshold 3 % -> 10 %", "linkroof/roofline/clockstate.py", "DRIFT = 0.03", "DRIFT = 0.10"),
