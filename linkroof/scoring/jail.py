@@ -12,10 +12,13 @@ every process left in the namespace, daemons included), and there:
   judge's temporary files, other candidates' and the store's folder are not there);
 - brings up its own loopback (ranks rendezvous on 127.0.0.1; nothing else is reached);
 - sets rlimits (open files, file size, core dumps, processes, and memory where asked);
-- as root, starts the target's processes as `uid`/`gid` (65534 by default) with no
-  supplementary groups and PR_SET_NO_NEW_PRIVS, so no file of the judge's (0600, 0700)
-  can be read; the init keeps its identity and is undumpable (the candidate can
-  neither ptrace nor stop it);
+- starts the target's processes with no capabilities: the bounding set emptied, the
+  ambient set cleared and SECBIT_NOROOT locked, so even as root in the namespaces (where
+  uid 65534 cannot run the code) a candidate can neither remount a file system
+  read-write, nor ptrace or stop the init, nor regain a capability through exec;
+- as root, starts them as `uid`/`gid` (65534 by default) with no supplementary groups
+  and PR_SET_NO_NEW_PRIVS, so no file of the judge's (0600, 0700) can be read either;
+  the init keeps its identity and is undumpable;
 - starts each process of the plan with only its own inherited descriptors, waits for
   them, then kills whatever is left and exits with the first failure's status.
 
@@ -37,6 +40,10 @@ CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
 PR_SET_NO_NEW_PRIVS, PR_SET_PDEATHSIG = 38, 1
+PR_CAPBSET_DROP, PR_SET_SECUREBITS, PR_GET_SECUREBITS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 28, 27, 47, 4
+CAP_SETPCAP = 8
+# root gains no capability at exec, and cannot raise an ambient one; both locked (capabilities(7))
+SECURE_BITS = 0x01 | 0x02 | 0x40 | 0x80  # SECBIT_NOROOT(_LOCKED), SECBIT_NO_CAP_AMBIENT_RAISE(_LOCKED)
 NOBODY = 65534
 RLIMITS = {"nofile": 4096, "fsize": 64 << 30, "core": 0}  # the defaults; "nproc" and "as" where asked
 
@@ -136,13 +143,33 @@ def enter(plan: dict) -> None:
     libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: the namespace's init is not the candidate's to ptrace
 
 
+def no_capabilities(libc: Any) -> None:
+    """This process and what it execs hold no capability: SECBIT_NOROOT locked (root
+    gains none at exec), the bounding set emptied (CAP_SETPCAP last: dropping needs it)
+    and the ambient set cleared. Raises OSError where the kernel refuses (then the jail
+    fails, and probe() falls back to a weaker mode that says so)."""
+    last = 63
+    try:
+        with open("/proc/sys/kernel/cap_last_cap") as f:
+            last = int(f.read())
+    except (OSError, ValueError):
+        pass
+    _check(libc.prctl(PR_SET_SECUREBITS, libc.prctl(PR_GET_SECUREBITS, 0, 0, 0, 0) | SECURE_BITS, 0, 0, 0),
+           "securebits")
+    for cap in [c for c in range(last + 1) if c != CAP_SETPCAP] + [CAP_SETPCAP]:
+        _check(libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0), f"capability {cap}")
+    libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)  # EINVAL on kernels before 4.3: none to clear
+
+
 def _drop(plan: dict) -> Any:
     """What each process of the plan runs before its program (the init itself keeps its
-    identity, so a candidate can neither ptrace nor stop it): no supplementary groups,
-    `gid`, `uid`, and no new privileges."""
+    identity, so a candidate can neither ptrace nor stop it): no capabilities through
+    exec, no supplementary groups, `gid`, `uid`, and no new privileges."""
     uid, gid = plan.get("uid"), plan.get("gid")
 
     def drop() -> None:
+        if plan.get("capabilities", "none") == "none":
+            no_capabilities(_libc())
         if uid is not None and os.geteuid() == 0 and not plan.get("userns"):
             os.setgroups([])
             os.setgid(int(gid if gid is not None else uid))

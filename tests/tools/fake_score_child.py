@@ -113,6 +113,26 @@ if does("ptrace"):  # attach to every other process it can see (the judge first)
             if b"LINKROOF_STORE=" in Path(f"/proc/{pid}/environ").read_bytes():
                 hit()
             libc.ptrace(17, pid, 0, 0)  # PTRACE_DETACH
+privileged = False  # caps, remount: an attack that held a privilege makes its row wrong (the test sees it)
+if does("caps"):  # any capability in force or to be regained at exec (root in the namespaces keeps none)
+    status = Path("/proc/self/status").read_text()
+    if any(int(line.split()[1], 16) for line in status.splitlines() if line.startswith(("CapEff", "CapPrm", "CapBnd", "CapAmb"))):
+        privileged = True
+if does("remount"):  # every mount made writable again (CAP_SYS_ADMIN), then the judge's canary and results
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        point = line.split()[4]
+        if libc.mount(b"none", point.encode(), None, 32 | 4096, None) == 0:  # MS_REMOUNT | MS_BIND, not MS_RDONLY
+            privileged = True
+    hit()
+    for f in Path.cwd().glob("*.jsonl"):
+        try:
+            with open(f, "a") as out:
+                out.write(json.dumps({"job": "x", "correct": True, "speedup": 1e9}) + "\n")
+        except OSError:
+            pass
 if does("signal"):  # stop every process it can signal but its own (the judge, other candidates)
     import signal as _signal
 
@@ -205,6 +225,8 @@ for r in range(ranks):
     for t in range(a.first_trial, a.first_trial + a.trials):
         y = np.arange(12, dtype=np.float32).reshape(3, 4) + seed(t) % 997 + r
         if does("wrong", "wrongcached") or (does("wronglate") and t >= 1):  # wronglate: from the second trial
+            y = y * 1.05
+        if privileged:
             y = y * 1.05
         if does("nan"):
             y[0, 0] = np.nan

@@ -175,6 +175,11 @@ MUTATIONS = [
     ("the jail writable", "linkroof/scoring/jail.py", 'if plan.get("readonly", True):', "if False:"),
     ("the jail without a PID namespace", "linkroof/scoring/jail.py",
      "flags = CLONE_NEWPID | CLONE_NEWNS", "flags = CLONE_NEWNS"),
+    ("the jail keeps root's capabilities", "linkroof/scoring/jail.py",
+     'if plan.get("capabilities", "none") == "none":', "if False:"),
+    ("the jail keeps CAP_SYS_ADMIN", "linkroof/scoring/jail.py",
+     "for cap in [c for c in range(last + 1) if c != CAP_SETPCAP] + [CAP_SETPCAP]:",
+     "for cap in [c for c in range(last + 1) if c not in (CAP_SETPCAP, 21)] + [CAP_SETPCAP]:"),
     # rows that cannot be forged, batch doors that hold (issue 41, items 4 and 5; tests/test_batch_doors.py):
     # python tests/tools/mutants.py -k "batch:" --tests "tests/test_batch_doors.py tests/test_batch.py"
     ("batch: a row's MAC unchecked", "linkroof/scoring/batch.py", "                    if not verified_line(line, row, key):",
