@@ -5,6 +5,8 @@ their count). Run by hand after changing a verdict:
     .venv/bin/python tests/tools/mutants.py [-k NAME] [--tests "tests/test_verdicts.py ..."]
 
 Each mutation is (name, file, text, replacement); the text must occur exactly once.
+Mutations are applied to a copy of the tree (its linkroof first on PYTHONPATH), so work
+may go on beside a run; --in-place mutates the working tree itself.
 """
 
 from __future__ import annotations
@@ -225,16 +227,54 @@ MUTATIONS = [
 ]
 
 
+def copy_tree() -> Path:
+    """A copy of the working tree (linkroof, tests, examples, docs, benchmarks, the
+    project files) under a temporary folder: mutations are applied there, so the
+    working tree is never changed and other work beside a run is not disturbed."""
+    import shutil
+    import tempfile
+
+    dest = Path(tempfile.mkdtemp(prefix="linkroof-mutants-")) / "tree"
+    dest.mkdir()
+    skip = shutil.ignore_patterns("__pycache__", ".hypothesis", "*.pyc", ".pytest_cache")
+    for item in ROOT.iterdir():
+        if item.name in (".git", ".venv", ".mirror", ".hypothesis") or item.name.startswith(".venv"):
+            continue
+        if item.is_dir():
+            shutil.copytree(item, dest / item.name, ignore=skip, symlinks=True)
+        elif item.is_file():
+            shutil.copy2(item, dest / item.name)
+    return dest
+
+
 def main() -> int:
+    import os
+    import shutil
+
     ap = argparse.ArgumentParser()
     ap.add_argument("-k", help="only mutations whose name contains this")
     ap.add_argument("--tests", default=FAST)
+    ap.add_argument("--in-place", action="store_true", help="mutate the working tree itself (the old way; nothing "
+                    "else may run beside it)")
+    ap.add_argument("--no-baseline", action="store_true", help="skip the run of the tests on the unmutated tree")
     args = ap.parse_args()
+    root = ROOT if args.in_place else copy_tree()
+    env = dict(os.environ)
+    if not args.in_place:  # the copy's linkroof before the editable install's, in subprocesses too
+        env["PYTHONPATH"] = str(root) + os.pathsep + env.get("PYTHONPATH", "")
+        print(f"mutating a copy: {root}", flush=True)
+    chosen = [m for m in MUTATIONS if not args.k or args.k in m[0]]
+    if chosen and not args.no_baseline:  # the tests pass on the copy unmutated, or no kill means anything
+        base = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
+                               *args.tests.split()], cwd=root, capture_output=True, text=True, env=env)
+        if base.returncode != 0:
+            print("the tests fail on the unmutated tree: fix them first\n" + base.stdout[-3000:])
+            return 255
     survivors = []
     for name, rel, old, new in MUTATIONS:
         if args.k and args.k not in name:
             continue
-        path = ROOT / rel
+        path = root / rel
         text = path.read_text()
         if text.count(old) != 1:
             print(f"?? {name}: the text occurs {text.count(old)} times in {rel}")
@@ -243,7 +283,7 @@ def main() -> int:
         path.write_text(text.replace(old, new))
         try:
             res = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
-                                  *args.tests.split()], cwd=ROOT, capture_output=True, text=True)
+                                  *args.tests.split()], cwd=root, capture_output=True, text=True, env=env)
         finally:
             path.write_text(text)
         killed = res.returncode != 0
@@ -251,6 +291,8 @@ def main() -> int:
         if not killed:
             survivors.append(name)
     print(f"{len(survivors)} survived: {survivors}")
+    if not args.in_place:
+        shutil.rmtree(root.parent, ignore_errors=True)
     return len(survivors)
 
 
