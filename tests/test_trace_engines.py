@@ -16,7 +16,7 @@ REF = bundled_profile()
 
 
 def _files(tmp_path, n=4):
-    return [G.tier1_rank(r, start_skew_us=30.0 * r).write(tmp_path / f"rank{r}.json") for r in range(n)]
+    return [G.tier1_rank(r, start_skew_us=30.0 * r, world=n).write(tmp_path / f"rank{r}.json") for r in range(n)]
 
 
 def _facts(rep):

@@ -63,19 +63,20 @@ def comm_args(coll: str, in_n: int, out_n: int, dtype: str = "BFloat16", group: 
     return a
 
 
-def tier1_rank(rank: int, start_skew_us: float = 0.0, gemm_beside: bool = True) -> TraceBuilder:
+def tier1_rank(rank: int, start_skew_us: float = 0.0, gemm_beside: bool = True, world: int = 2) -> TraceBuilder:
     """Facts on the kernels (torch >= 2.2). One step, 0-1000 us: a GEMM 0-600 on stream 7;
     an all-reduce of 4096 x 1024 bf16 (8 MiB) 400-700 on stream 20 (overlapped 400-600,
     exposed 600-700, plus the skew); an all-gather 1 Mi -> 2 Mi fp32 elements (output
-    8 MiB) 800-900, exposed; Seq 1 and 2."""
-    t = TraceBuilder(rank)
+    8 MiB) 800-900, exposed; Seq 1 and 2. All on the world's group "0" of `world` ranks."""
+    t = TraceBuilder(rank, world, pgs=(("0", world),))
     t.step(1, 0, 1000)
     if gemm_beside:
         t.kernel("sm90_xmma_gemm_bf16bf16_bf16f32", 0, 600, launch_ts=1)
     t.kernel("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 400 + start_skew_us, 300 - start_skew_us,
-             comm_args("allreduce", 4096 * 1024, 4096 * 1024, seq=1), launch_ts=10, stream=20)
+             comm_args("allreduce", 4096 * 1024, 4096 * 1024, seq=1, group=world), launch_ts=10, stream=20)
     t.kernel("ncclDevKernel_AllGather_RING_LL", 800, 100, comm_args("_allgather_base", 1 << 20, 2 << 20,
-                                                                    dtype="Float", seq=2), launch_ts=20, stream=20)
+                                                                    dtype="Float", seq=2, group=world),
+             launch_ts=20, stream=20)
     return t
 
 

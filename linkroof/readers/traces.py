@@ -51,6 +51,7 @@ class Trace:
     steps: list[tuple[str, int, int]]  # (name, start ns, end ns) on the GPU where the trace has them
     groups: dict[str, int]  # process group name -> size
     notes: list[str] = field(default_factory=list)
+    step_of: list[int] = field(default_factory=list)  # beside each activity, its step's index in `steps` (-1: none)
     _found: list | None = field(default=None, init=False, repr=False)  # (activity, call), found once
 
     def __getstate__(self) -> dict:  # a rank read in another process comes back as tuples (see _Collector)
@@ -568,8 +569,10 @@ def read_trace(path: str | Path, progress: Any = None) -> Trace:
             groups[str(g.get("pg_name", ""))] = g["pg_size"]
     # a step on the GPU: from the first to the last activity its host step launched (the
     # GPU's own ProfilerStep annotation leaves out copies, seen on torch 2.11), else that annotation
-    steps = _gpu_windows(sorted(cpu_steps, key=lambda s: s[1]), acts, launches) or sorted(gpu_steps,
-                                                                                          key=lambda s: s[1])
+    steps, step_of = _gpu_windows(sorted(cpu_steps, key=lambda s: s[1]), acts, launches)
+    if not steps:
+        steps = sorted(gpu_steps, key=lambda s: s[1])
+        step_of = _by_window(steps, acts, [-1] * len(acts))
     rank = dist.get("rank") if isinstance(dist.get("rank"), int) else None
     world = dist.get("world_size") if isinstance(dist.get("world_size"), int) else None
     notes = []
@@ -589,7 +592,7 @@ def read_trace(path: str | Path, progress: Any = None) -> Trace:
     props = [d for d in meta.get("deviceProperties") or [] if isinstance(d, dict)] \
         if isinstance(meta.get("deviceProperties"), list) else []
     return Trace(str(p), rank, world, str(dist.get("backend", "")), props,
-                 acts, kargs, launches, CommOps(ops), steps, groups, notes=notes)
+                 acts, kargs, launches, CommOps(ops), steps, groups, notes=notes, step_of=step_of)
 
 
 def _once(items: Any, key: Any = None) -> tuple[list, int]:
@@ -608,16 +611,55 @@ def _once(items: Any, key: Any = None) -> tuple[list, int]:
 
 
 def _gpu_windows(cpu_steps: list[tuple[str, int, int]], acts: list[Activity],
-                 launches: dict[int, tuple[int, int]]) -> list[tuple[str, int, int]]:
-    """Steps on the GPU where the trace has only the host's ProfilerStep ops: from the
-    first to the last activity launched inside each."""
-    launched = sorted((launches[a.correlation][1], a.start_ns, a.end_ns) for a in acts if a.correlation in launches)
-    at = [x[0] for x in launched]
-    out = []
-    for name, lo, hi in cpu_steps:
-        mine = launched[bisect.bisect_left(at, lo):bisect.bisect_right(at, hi)]
-        if mine:
-            out.append((name, min(x[1] for x in mine), max(x[2] for x in mine)))
+                 launches: dict[int, tuple[int, int]]) -> tuple[list[tuple[str, int, int]], list[int]]:
+    """Steps on the GPU where the trace has the host's ProfilerStep ops: each activity
+    belongs to the step whose host range launched it (its correlation id's launch); a
+    step's window runs from the first to the last of its own activities. When the GPU
+    runs behind the host the windows overlap, but no activity is in two steps. An
+    activity launched outside every step (another thread, no correlation) goes to the
+    step whose window holds its start. (windows, each activity's step index or -1)."""
+    los = [s[1] for s in cpu_steps]
+    owner = [-1] * len(acts)
+    spans: dict[int, list[int]] = {}
+    for i, a in enumerate(acts):
+        launch = launches.get(a.correlation) if a.correlation is not None else None
+        if launch is None:
+            continue
+        j = bisect.bisect_right(los, launch[1]) - 1
+        while j >= 0 and launch[1] > cpu_steps[j][2]:
+            j = -1  # after this step's end and before the next one's start: no step launched it
+        if j < 0:
+            continue
+        owner[i] = j
+        span = spans.get(j)
+        if span is None:
+            spans[j] = [a.start_ns, a.end_ns]
+        else:
+            span[0], span[1] = min(span[0], a.start_ns), max(span[1], a.end_ns)
+    keep = sorted(spans)
+    index = {j: k for k, j in enumerate(keep)}
+    windows = [(cpu_steps[j][0], spans[j][0], spans[j][1]) for j in keep]
+    step_of = [index.get(o, -1) for o in owner]
+    return windows, _by_window(windows, acts, step_of)
+
+
+def _by_window(windows: list[tuple[str, int, int]], acts: list[Activity], step_of: list[int]) -> list[int]:
+    """`step_of` with each activity that has no step yet given to the latest-starting
+    window that holds its start (none: -1)."""
+    if not windows or all(o >= 0 for o in step_of):
+        return step_of
+    order = sorted(range(len(windows)), key=lambda k: windows[k][1])
+    los = [windows[k][1] for k in order]
+    out = list(step_of)
+    for i, a in enumerate(acts):
+        if out[i] >= 0:
+            continue
+        top = bisect.bisect_right(los, a.start_ns) - 1
+        for j in range(top, max(-1, top - 8), -1):  # the latest windows first (few overlap one instant)
+            k = order[j]
+            if windows[k][1] <= a.start_ns < windows[k][2]:
+                out[i] = k
+                break
     return out
 
 
@@ -719,6 +761,7 @@ class TraceReport:
     matched: list[Any]
     warnings: list[str]
     unmatched: list[Any] = field(default_factory=list)
+    match: Any = None  # roofline.traces.MatchSummary where several ranks were given
 
     def to_dict(self) -> dict:
         import dataclasses as dc
@@ -729,7 +772,9 @@ class TraceReport:
                            "saving_at_nccl_s": a, "saving_at_bound_s": b} for s, (a, b) in zip(self.steps,
                                                                                              self.savings)],
                 "across_ranks": [{**dc.asdict(m), "busbw": m.busbw} for m in self.matched],
-                "unmatched": [dc.asdict(u) for u in self.unmatched], "warnings": self.warnings}
+                "unmatched": [dc.asdict(u) for u in self.unmatched],
+                "matching": None if self.match is None else {**dc.asdict(self.match), "said": self.match.line()},
+                "warnings": self.warnings}
 
     def to_dataframe(self) -> Any:
         import pandas as pd
@@ -769,7 +814,7 @@ def rank_part(t: Trace, profile: Any, model: Any = None, placed: dict | None = N
     """One rank's collectives against the profile, and its steps: everything that needs
     its intervals, so that matching across ranks needs only the result."""
     from ..roofline.model import MachineModel
-    from ..roofline.traces import ActivityIndex, exposed_s, step_summary
+    from ..roofline.traces import ActivityIndex, check_steps, exposed_s, step_summaries, trace_totals
 
     model = model or MachineModel.from_profile(profile)
     placed = {} if placed is None else placed
@@ -787,32 +832,40 @@ def rank_part(t: Trace, profile: Any, model: Any = None, placed: dict | None = N
         else:
             row.nccl_how = "not placed: " + ("size unknown" if not c.size_bytes else "group size unknown")
         rows.append(row)
-    order = sorted(range(len(rows)), key=lambda i: rows[i].call.start_ns)
-    starts = [rows[i].call.start_ns for i in order]
     windows = t.steps or ([("whole trace", min(a.start_ns for a in t.activities),
                             max(a.end_ns for a in t.activities))] if t.activities else [])
-    steps, step_rows = [], []
-    for name, lo, hi in windows:
-        steps.append(step_summary(t.rank, name, lo, hi, index.overlapping(lo, hi), comm_ids))
-        step_rows.append(order[bisect.bisect_left(starts, lo):bisect.bisect_left(starts, hi)])
+    step_of = t.step_of if t.steps and len(t.step_of) == len(t.activities) else \
+        ([0] * len(t.activities) if not t.steps else _by_window(t.steps, t.activities, [-1] * len(t.activities)))
+    # each kernel in one step only: the one whose host range launched it
+    steps = step_summaries(t.rank, windows, t.activities, step_of, comm_ids)
+    check_steps(steps, trace_totals(t.activities, comm_ids), t.path)
+    owner = {id(a): o for a, o in zip(t.activities, step_of)}
+    step_rows: list[list[int]] = [[] for _ in windows]
+    for i, (a, _) in enumerate(t._scan()):
+        if owner.get(id(a), -1) >= 0:
+            step_rows[owner[id(a)]].append(i)
     return RankPart(t, rows, steps, step_rows)
 
 
 def light(t: Trace) -> Trace:
     """The trace without its intervals and host records: what a report of hundreds of
     ranks keeps of each (the Trace page draws timelines from full traces only)."""
-    return dataclasses.replace(t, activities=[], kernel_args=[], launches={}, ops=[])
+    return dataclasses.replace(t, activities=[], kernel_args=[], launches={}, ops=[], step_of=[])
 
 
-def combine(parts: list[RankPart], profile: Any) -> TraceReport:
+def combine(parts: list[RankPart], profile: Any, tolerance_s: float | None = None) -> TraceReport:
     """The reduce: calls matched across ranks (never different calls), each row's wait
     for the last rank and the transfer's busbw, each step's savings bounded by the
-    step's exposed communication and its span."""
-    from ..roofline.traces import match_calls
+    step's exposed communication and its span. `tolerance_s`: how far apart one call's
+    kernels on two ranks may seem (default CLOCK_TOLERANCE_S, 1 ms)."""
+    from ..roofline.traces import CLOCK_TOLERANCE_S, match_calls, match_summary
+
+    tolerance_s = CLOCK_TOLERANCE_S if tolerance_s is None else tolerance_s
 
     traces = [p.trace for p in parts]
     rows = [r for p in parts for r in p.rows]
-    matched, unmatched = match_calls([r.call for r in rows]) if len(parts) > 1 else ([], [])
+    matched, unmatched = match_calls([r.call for r in rows], tolerance_s) if len(parts) > 1 else ([], [])
+    summary = match_summary(len(rows), matched, unmatched, tolerance_s) if len(parts) > 1 else None
     members = _member_index(rows)
     for m in matched:
         for rank, w in m.waits_s:
@@ -831,19 +884,18 @@ def combine(parts: list[RankPart], profile: Any) -> TraceReport:
     warnings = machine_warnings(traces, profile.topologies[0] if getattr(profile, "topologies", None) else None)
     for t in traces:
         warnings += [f"{Path(t.path).name}: {n}" for n in t.notes]
-    if unmatched:
-        warnings.append(f"{len(unmatched)} call(s) not matched across ranks (a rank lacks the call, or the ranks' "
-                        "calls under one key differ); --json lists them with why")
-    return TraceReport(traces, rows, steps, savings, matched, warnings, unmatched)
+    if summary is not None and summary.unmatched_calls:
+        warnings.append(summary.line() + "; --json lists the unmatched with why")
+    return TraceReport(traces, rows, steps, savings, matched, warnings, unmatched, summary)
 
 
-def analyze(traces: list[Trace], profile: Any) -> TraceReport:
+def analyze(traces: list[Trace], profile: Any, tolerance_s: float | None = None) -> TraceReport:
     """Every collective of the traces against the profile's NCCL figures and cost model;
     each step's time by class, overlapped and exposed communication; the ranks matched."""
     from ..roofline.model import MachineModel
 
     model, placed = MachineModel.from_profile(profile), {}
-    return combine([rank_part(t, profile, model, placed) for t in traces], profile)
+    return combine([rank_part(t, profile, model, placed) for t in traces], profile, tolerance_s)
 
 
 def _part_of_file(path: str, profile: Any) -> RankPart:
@@ -855,7 +907,7 @@ def _part_of_file(path: str, profile: Any) -> RankPart:
 
 
 def analyze_job(paths: list[str], profile: Any, engine: str = "local", workers: int | None = None,
-                scheduler: str | None = None, progress: Any = None) -> TraceReport:
+                scheduler: str | None = None, progress: Any = None, tolerance_s: float | None = None) -> TraceReport:
     """Many ranks' traces read and placed where they are cheapest to read, then matched:
     `engine` "local" maps the ranks over local processes (one per core, or `workers`);
     "dask" over a Dask cluster (`scheduler`: a scheduler's address, or None for a local
@@ -879,7 +931,7 @@ def analyze_job(paths: list[str], profile: Any, engine: str = "local", workers: 
                         progress(done, len(paths), f"read and placed {done} of {len(paths)} ranks")
                 parts = [f.result() for f in futures]
     check_job([p.trace for p in parts])
-    return combine(parts, profile)
+    return combine(parts, profile, tolerance_s)
 
 
 def _map_dask(paths: list[str], profile: Any, workers: int | None, scheduler: str | None, progress: Any) -> list:
@@ -959,21 +1011,15 @@ def _placed_kind(c: Any, profile: Any, model: Any) -> Any:
 
 
 def _member_index(rows: list[CollectiveRow]) -> Any:
-    """rows -> a function (matched call, rank) -> the rows of that rank it holds (its key:
-    Seq, or the order among its process group's calls of one collective, size and type)."""
-    by_seq: dict[tuple, list[CollectiveRow]] = {}
-    by_what: dict[tuple, list[CollectiveRow]] = {}
-    for r in sorted(rows, key=lambda r: r.call.start_ns):
-        c = r.call
-        if c.seq is not None:
-            by_seq.setdefault((c.rank, c.process_group, c.seq), []).append(r)
-        else:
-            by_what.setdefault((c.rank, c.process_group, c.collective, c.size_bytes, c.dtype), []).append(r)
+    """rows -> a function (matched call, rank) -> the rows of that rank it holds (each
+    member by its rank, device, stream and kernel start)."""
+    from ..roofline.traces import member
+
+    by: dict[tuple, list[CollectiveRow]] = {}
+    for r in rows:
+        by.setdefault(member(r.call), []).append(r)
 
     def members(m: Any, rank: int) -> list[CollectiveRow]:
-        if m.key[0] == "seq":
-            return by_seq.get((rank, m.key[1], m.key[2]), [])
-        pg, coll, size, dtype, i = m.key[1:]
-        return by_what.get((rank, pg, coll, size, dtype), [])[i:i + 1]
+        return [r for x in m.members if x[0] == rank for r in by.get(x, [])]
 
     return members

@@ -110,6 +110,7 @@ class CollectiveCall:
     seq: int | None = None
     source: str = ""  # "kernel args" | "launching op ..." | "kernel name"
     notes: tuple[str, ...] = ()
+    group_ranks: tuple[int, ...] = ()  # the group's global ranks where the trace lists them all
 
     @property
     def duration_s(self) -> float:
@@ -155,6 +156,29 @@ def ranks_listed(text: Any) -> int | None:
         return None
     parts = [p.strip() for p in inner.split(",")]
     return len(parts) if all(p.lstrip("-").isdigit() for p in parts) else None
+
+
+def ranks_of(text: Any) -> tuple[int, ...]:
+    """The global ranks `Process Group Ranks` lists ('[0, 1, 2]'), or () where it lists
+    none or torch cut the list short ('[0, 1, ..., 29, ...]')."""
+    if isinstance(text, list):
+        items = text
+    elif isinstance(text, str) and "..." not in text:
+        inner = text.strip().strip("[]").strip()
+        items = [x.strip() for x in inner.split(",")] if inner else []
+    else:
+        return ()
+    out = []
+    for x in items:
+        if isinstance(x, bool):
+            return ()
+        if isinstance(x, int) and 0 <= x < 1 << 24:
+            out.append(x)
+        elif isinstance(x, str) and x.isdigit() and x.isascii() and len(x) < 8:
+            out.append(int(x))
+        else:
+            return ()
+    return tuple(out) if len(set(out)) == len(out) else ()
 
 
 def _elements(dims: Any) -> int | None:
@@ -212,7 +236,7 @@ def facts_from_args(args: dict, groups: dict[str, int], where: str) -> dict:
     if not group:
         group_from = "unknown"
     return {"collective": coll, "dtype": dt, "in": in_n, "out": out_n, "group": group, "group_from": group_from,
-            "pg": pg, "seq": _int(args.get("Seq")), "notes": notes}
+            "pg": pg, "seq": _int(args.get("Seq")), "notes": notes, "ranks": ranks_of(args.get("Process Group Ranks"))}
 
 
 def facts_from_c10d(op: CommOp, groups: dict[str, int]) -> dict:
@@ -372,7 +396,8 @@ def collective_call(a: Activity, kernel_args: dict, launch: tuple[int, int] | No
     if coll and dt is None:
         notes.append("data type unknown: bytes unknown")
     return CollectiveCall(rank, a.name, a.device, a.stream, a.start_ns, a.end_ns, coll, dt[0] if dt else None,
-                          f["in"], f["out"], size, f["group"], f["group_from"], f["pg"], f["seq"], source, tuple(notes))
+                          f["in"], f["out"], size, f["group"], f["group_from"], f["pg"], f["seq"], source, tuple(notes),
+                          tuple(f.get("ranks") or ()))
 
 
 # ------------------------------------------------------------------ steps
@@ -431,6 +456,125 @@ def step_summary(rank: int | None, name: str, lo: int, hi: int, activities: Sequ
                        comm * 1e-9, (comm - exposed) * 1e-9, exposed * 1e-9, n_coll)
 
 
+def _attributed(intervals: Sequence[tuple[int, int, int]]) -> dict[int, int]:
+    """Each instant covered by the (start, end, owner) intervals counted once, for the
+    lowest owner covering it: {owner: ns}. The values sum to the intervals' union, so
+    no instant is counted for two owners (two steps, where their windows overlap)."""
+    ev = []
+    for s_, e, o in intervals:
+        if e > s_:
+            ev.append((s_, 1, o))
+            ev.append((e, -1, o))
+    ev.sort(key=lambda x: (x[0], x[1]))
+    out: dict[int, int] = {}
+    active: dict[int, int] = {}
+    prev = None
+    for t, d, o in ev:
+        if active and prev is not None and t > prev:
+            w = min(active)
+            out[w] = out.get(w, 0) + t - prev
+        prev = t
+        active[o] = active.get(o, 0) + d
+        if active[o] <= 0:
+            del active[o]
+    return out
+
+
+def _exposed_pieces(activities: Sequence[Activity], owner: Sequence[int], comm_ids: set[int]
+                    ) -> list[tuple[int, int, int]]:
+    """(start, end, owner) of each collective kernel's time with no other work on its
+    device (the exposed communication), per device as exposure is."""
+    by_dev: dict[int, tuple[list, list]] = {}
+    for a, o in zip(activities, owner):
+        comm, work = by_dev.setdefault(a.device, ([], []))
+        if id(a) in comm_ids:
+            comm.append((a.start_ns, a.end_ns, o))
+        else:
+            work.append((a.start_ns, a.end_ns))
+    import bisect
+
+    out = []
+    for comm, work in by_dev.values():
+        busy = union(work)  # sorted, disjoint
+        ends = [e for _, e in busy]
+        for s_, e, o in comm:
+            pos = s_
+            i = bisect.bisect_right(ends, s_)  # the first piece of work that ends after the kernel starts
+            while i < len(busy) and busy[i][0] < e:
+                if busy[i][0] > pos:
+                    out.append((pos, busy[i][0], o))
+                pos = max(pos, busy[i][1])
+                i += 1
+            if e > pos:
+                out.append((pos, e, o))
+    return out
+
+
+def step_summaries(rank: int | None, windows: Sequence[tuple[str, int, int]], activities: Sequence[Activity],
+                   step_of: Sequence[int], comm_ids: set[int]) -> list[StepSummary]:
+    """Each step from its own activities only (`step_of[i]`: the step activity i belongs
+    to, the one whose host range launched it; -1: none): busy, each class's time,
+    communication and its exposed part, each instant counted for one step only, so that
+    summed over steps no figure exceeds the trace's own (trace_totals). The window of a
+    step is its own activities' span, as given in `windows`."""
+    def cls(a: Activity) -> str:
+        return "communication" if id(a) in comm_ids else kernel_class(a)[0]
+
+    own = [(a, o) for a, o in zip(activities, step_of) if o >= 0]
+    acts = [a for a, _ in own]
+    owners = [o for _, o in own]
+    busy = _attributed([(a.start_ns, a.end_ns, o) for a, o in own])
+    classes: dict[str, dict[int, int]] = {}
+    for c in {cls(a) for a in acts}:
+        classes[c] = _attributed([(a.start_ns, a.end_ns, o) for a, o in own if cls(a) == c])
+    exposed = _attributed(_exposed_pieces(acts, owners, comm_ids))
+    n_coll: dict[int, int] = {}
+    for a, o in own:
+        if id(a) in comm_ids:
+            n_coll[o] = n_coll.get(o, 0) + 1
+    out = []
+    for k, (name, lo, hi) in enumerate(windows):
+        b = busy.get(k, 0)
+        comm = classes.get("communication", {}).get(k, 0)
+        exp = min(exposed.get(k, 0), comm)
+        out.append(StepSummary(rank, name, lo, hi, b * 1e-9, max(0, hi - lo - b) * 1e-9,
+                               {c: v[k] * 1e-9 for c, v in sorted(classes.items()) if v.get(k)},
+                               comm * 1e-9, (comm - exp) * 1e-9, exp * 1e-9, n_coll.get(k, 0)))
+    return out
+
+
+@dataclass(frozen=True)
+class TraceTotals:
+    """A trace's own figures over all its activities (no step): what the steps' sums may
+    never exceed."""
+
+    busy_s: float
+    communication_s: float
+    exposed_s: float
+    collectives: int
+
+
+def trace_totals(activities: Sequence[Activity], comm_ids: set[int]) -> TraceTotals:
+    zero = [0] * len(activities)
+    comm = [(a.start_ns, a.end_ns) for a in activities if id(a) in comm_ids]
+    return TraceTotals(length((a.start_ns, a.end_ns) for a in activities) * 1e-9, length(comm) * 1e-9,
+                       sum(_attributed(_exposed_pieces(activities, zero, comm_ids)).values()) * 1e-9, len(comm))
+
+
+def check_steps(steps: Sequence[StepSummary], totals: TraceTotals, where: str = "") -> None:
+    """The rule every trace read keeps: summed over steps, busy time, communication, its
+    exposed part and the collectives counted never exceed the trace's own (a kernel in
+    two steps would). A breach is linkroof's bug: raised, never printed as a figure."""
+    slack = 1e-9 * (1 + len(steps))  # rounding of ns to s, one per step
+    for what, got, total in (("busy time", sum(s.busy_s for s in steps), totals.busy_s),
+                             ("communication", sum(s.communication_s for s in steps), totals.communication_s),
+                             ("exposed communication", sum(s.exposed_s for s in steps), totals.exposed_s),
+                             ("collectives", sum(s.collectives for s in steps), totals.collectives)):
+        if got > total + slack:
+            raise AssertionError(f"{where}: the steps' {what} sums to {got!r}, more than the trace's {total!r}: a "
+                                 "kernel counted in two steps (a linkroof bug: please report it)")
+
+
 def exposed_s(call: CollectiveCall, activities: Sequence[Activity], comm_ids: set[int]) -> float:
     """The part of a collective's kernel with no other (non-communication) work beside it
     on its GPU: what a faster collective could take off the step."""
@@ -444,11 +588,16 @@ def exposed_s(call: CollectiveCall, activities: Sequence[Activity], comm_ids: se
 # ------------------------------------------------------------------ across ranks
 
 
+CLOCK_TOLERANCE_S = 1e-3  # how far apart one call's kernels on two ranks may seem (hosts' clocks differ)
+
+
 @dataclass(frozen=True)
 class MatchedCall:
-    """One collective call across the ranks of one job: matched by (process group, Seq)
-    where the trace has Seq, else by order among the calls of the same process group,
-    collective, size and data type (`matched_by`); never two different calls."""
+    """One collective call across the ranks of one group: matched by the group's `Seq`
+    where the trace has it and names the group, else by aligning the ranks' calls of one
+    collective, size and type in time (`matched_by`). Never two groups, never two
+    different calls, and never kernels that do not overlap (within the clock tolerance):
+    a collective cannot end on one rank before every rank has started it."""
 
     key: tuple
     collective: str | None
@@ -461,6 +610,7 @@ class MatchedCall:
     dtype: str | None = None
     group_size: int | None = None
     waits_s: tuple[tuple[int, float], ...] = ()  # (rank, how long it waited for the last arrival)
+    members: tuple[tuple[int, int, int, int], ...] = ()  # each rank's call: (rank, device, stream, kernel start ns)
 
     @property
     def busbw(self) -> float | None:
@@ -472,63 +622,217 @@ class MatchedCall:
 
 @dataclass(frozen=True)
 class Unmatched:
-    """Calls that share a match key but not what they are: never paired, said so."""
+    """A call left unmatched (never paired with a call it is not), and why."""
 
     key: tuple
     ranks: tuple[int, ...]
     why: str
 
 
+@dataclass(frozen=True)
+class MatchSummary:
+    """How the calls of several ranks were matched: how many, on what evidence, how many
+    left unmatched, under which clock tolerance."""
+
+    calls: int
+    matched_calls: int
+    by_seq: int
+    by_alignment: int
+    unmatched_calls: int
+    tolerance_s: float
+
+    def line(self) -> str:
+        return (f"{self.matched_calls} of {self.calls} collective calls matched across ranks into "
+                f"{self.by_seq + self.by_alignment} calls ({self.by_seq} by the group's Seq, {self.by_alignment} by "
+                f"aligning each group's calls of one collective, size and type in time); {self.unmatched_calls} left "
+                f"unmatched; one call's kernels must overlap within {self.tolerance_s * 1e3:g} ms (the clock "
+                "tolerance across hosts)")
+
+
 def _what(c: CollectiveCall) -> tuple:
     return (c.collective, c.size_bytes, c.dtype)
 
 
-def match_across_ranks(calls: Sequence[CollectiveCall]) -> list[MatchedCall]:
+def group_identity(c: CollectiveCall) -> tuple[str, tuple[int, ...]] | None:
+    """The group a call ran on as every rank names it: its name (torch names a group the
+    same on all its ranks) and its global ranks where the trace lists them; None where
+    the trace records neither (never a rank-local id)."""
+    if c.group_ranks or c.process_group:
+        return (c.process_group, c.group_ranks)
+    return None
+
+
+def member(c: CollectiveCall) -> tuple[int, int, int, int]:
+    return (c.rank if c.rank is not None else -1, c.device, c.stream, c.start_ns)
+
+
+def _apart_ns(cs: Sequence[CollectiveCall]) -> int:
+    """How far one call's kernels are from all overlapping: the last start less the first
+    end (at most 0 where they overlap)."""
+    return max(c.start_ns for c in cs) - min(c.end_ns for c in cs)
+
+
+def match_across_ranks(calls: Sequence[CollectiveCall], tolerance_s: float = CLOCK_TOLERANCE_S) -> list[MatchedCall]:
     """The calls of several ranks matched (match_calls), the unmatched left out."""
-    return match_calls(calls)[0]
+    return match_calls(calls, tolerance_s)[0]
 
 
-def match_calls(calls: Sequence[CollectiveCall]) -> tuple[list[MatchedCall], list[Unmatched]]:
-    """Calls matched across ranks by (process group, Seq), else by order among the calls
-    of one process group with the same collective, size and data type: a uint8
-    all-to-all is never paired with an int32 one, nor an all-to-all with an all-reduce.
-    Where the ranks' calls under one Seq differ, or a call has no partner, it is listed
-    unmatched with why. Transfer: from the last arrival to the first end."""
+def match_calls(calls: Sequence[CollectiveCall], tolerance_s: float = CLOCK_TOLERANCE_S
+                ) -> tuple[list[MatchedCall], list[Unmatched]]:
+    """Calls matched across ranks, sure or said so:
+    - within one group only (group_identity: its name and global ranks; calls whose
+      group is not recorded only with each other, and never more ranks than the group has);
+    - by (group, Seq) where the trace has Seq and names the group (each group counts its
+      own Seq: without a name, a Seq says nothing);
+    - else by aligning each rank's calls of one collective, size and type to the rank with
+      the most of them, in order and in time: a rank whose window starts later or ends
+      sooner shifts no pair;
+    - only where the kernels overlap, within `tolerance_s` (one host's clock: they must;
+      across hosts, the clocks' difference).
+    What cannot be matched is listed unmatched with why. Transfer: from the last arrival
+    to the first end. The result does not depend on the order of the calls given."""
+    tol = int(round(tolerance_s * 1e9))
     by_rank: dict[int | None, list[CollectiveCall]] = {}
-    for c in sorted(calls, key=lambda c: c.start_ns):
+    for c in sorted(calls, key=lambda c: (c.start_ns, c.end_ns, c.rank if c.rank is not None else -1, c.device,
+                                           c.stream)):
         by_rank.setdefault(c.rank, []).append(c)
     if len(by_rank) < 2:
         return [], []
-    keyed: dict[tuple, list[CollectiveCall]] = {}
-    for cs in by_rank.values():
-        order: dict[tuple, int] = {}
+    buckets: dict[tuple, dict[int | None, list[CollectiveCall]]] = {}
+    for rank, cs in by_rank.items():
         for c in cs:
-            if c.seq is not None:
-                key = ("seq", c.process_group, c.seq)
-            else:
-                what = (c.process_group,) + _what(c)
-                i = order.get(what, 0)
-                order[what] = i + 1
-                key = ("order",) + what + (i,)
-            keyed.setdefault(key, []).append(c)
-    out, unmatched = [], []
-    for key, cs in keyed.items():
-        ranks = tuple(sorted(c.rank for c in cs if c.rank is not None))
-        if len(cs) < 2:
-            unmatched.append(Unmatched(key, ranks, "no other rank has this call"))
+            gid = group_identity(c)
+            if gid is not None and gid[1] and c.rank is not None and c.rank not in gid[1]:
+                gid = ("!not-a-member",) + gid  # a rank outside the ranks its group lists: never paired
+            buckets.setdefault(gid if gid is not None else ("?",), {}).setdefault(rank, []).append(c)
+    out: list[MatchedCall] = []
+    unmatched: list[Unmatched] = []
+    for gid, ranks in buckets.items():
+        known = gid[0] != "?" and gid[0] != "!not-a-member"
+        name = gid[0] if known else ""
+        if gid[0] == "!not-a-member":
+            for rank, cs in ranks.items():
+                unmatched += [Unmatched(("unpaired", gid[1]) + _what(c), (rank,) if rank is not None else (),
+                                        f"rank {rank} is not among its group's ranks {list(gid[2])}") for c in cs]
             continue
-        kinds = {_what(c) for c in cs}
-        if len(kinds) > 1:
-            unmatched.append(Unmatched(key, ranks, "the ranks' calls at this Seq differ: "
-                                       + "; ".join(f"{k[0]} {k[1]} B {k[2]}" for k in sorted(kinds, key=str))))
+        seqd = {r: [c for c in cs if c.seq is not None] for r, cs in ranks.items()} if known else {}
+        rest = {r: [c for c in cs if not known or c.seq is None] for r, cs in ranks.items()}
+        _by_seq(name, gid, seqd, tol, out, unmatched)
+        _by_alignment(name, gid, rest, tol, out, unmatched, known)
+    out.sort(key=lambda m: (str(m.key[1]), min(x[3] for x in m.members), m.key[0]))
+    return out, unmatched
+
+
+def _set_fault(cs: Sequence[CollectiveCall], tol: int) -> str | None:
+    """Why these calls (one per rank) cannot be one call, or None."""
+    kinds = {_what(c) for c in cs}
+    if len(kinds) > 1:
+        return "the ranks' calls differ: " + "; ".join(f"{k[0]} {k[1]} B {k[2]}" for k in sorted(kinds, key=str))
+    apart = _apart_ns(cs)
+    if apart > tol:
+        return (f"their kernels are {apart / 1e6:.3f} ms apart (none overlaps the last to start), more than the "
+                f"{tol / 1e6:g} ms clock tolerance: not one call")
+    sizes = {c.group_size for c in cs if c.group_size}
+    if sizes and len(cs) > min(sizes):
+        return f"{len(cs)} ranks hold it at once, more than its group's {min(sizes)}: two groups under one name"
+    return None
+
+
+def _matched(key: tuple, cs: Sequence[CollectiveCall], by: str) -> MatchedCall:
+    first = min(c.start_ns for c in cs)
+    last = max(cs, key=lambda c: (c.start_ns, c.rank if c.rank is not None else -1))
+    transfer = max(0, min(c.end_ns for c in cs) - last.start_ns) * 1e-9
+    groups = {c.group_size for c in cs if c.group_size}
+    return MatchedCall(key, cs[0].collective, cs[0].size_bytes, tuple(sorted(c.rank for c in cs if c.rank is not None)),
+                       (last.start_ns - first) * 1e-9, transfer, last.rank, by, cs[0].dtype,
+                       groups.pop() if len(groups) == 1 else None,
+                       tuple(sorted((c.rank, (last.start_ns - c.start_ns) * 1e-9) for c in cs if c.rank is not None)),
+                       tuple(sorted(member(c) for c in cs)))
+
+
+def _by_seq(name: str, gid: tuple, ranks: dict, tol: int, out: list, unmatched: list) -> None:
+    per: dict[int, list[CollectiveCall]] = {}
+    for cs in ranks.values():
+        for c in cs:
+            per.setdefault(c.seq, []).append(c)  # type: ignore[arg-type]
+    for seq, cs in per.items():
+        key = ("seq", name, seq)
+        rs = [c.rank for c in cs]
+        if len(set(rs)) < len(rs):
+            why = f"Seq {seq} appears twice on one rank of group {name!r}: not a call's identity here"
+        elif len(cs) < 2:
+            why = "no other rank has this call (its window may not cover it)"
+        else:
+            why = _set_fault(cs, tol)
+        if why:
+            unmatched.append(Unmatched(key, tuple(sorted(r for r in rs if r is not None)), why))
             continue
-        first = min(c.start_ns for c in cs)
-        last = max(cs, key=lambda c: c.start_ns)
-        transfer = max(0, min(c.end_ns for c in cs) - last.start_ns) * 1e-9
-        groups = {c.group_size for c in cs if c.group_size}
-        out.append(MatchedCall(key, cs[0].collective, cs[0].size_bytes, ranks, (last.start_ns - first) * 1e-9,
-                               transfer, last.rank, "Seq" if key[0] == "seq" else
-                               "order among the process group's calls of this collective, size and type",
-                               cs[0].dtype, groups.pop() if len(groups) == 1 else None,
-                               tuple((c.rank, (last.start_ns - c.start_ns) * 1e-9) for c in cs if c.rank is not None)))
-    return sorted(out, key=lambda m: str(m.key[1:])), unmatched
+        out.append(_matched(key, cs, f"Seq {seq} of group {name!r}" + (f" (ranks {list(gid[1])})" if gid[1] else "")))
+
+
+def _by_alignment(name: str, gid: tuple, ranks: dict, tol: int, out: list, unmatched: list, known: bool) -> None:
+    """Each rank's calls of one collective, size and type aligned to the reference rank's
+    (the one with the most; the lowest such rank), in order, a pair only where the
+    kernels overlap within `tol`; a reference call and its partners one call where all
+    of them overlap."""
+    what: dict[tuple, dict[int | None, list[CollectiveCall]]] = {}
+    for r, cs in ranks.items():
+        for c in cs:
+            what.setdefault(_what(c), {}).setdefault(r, []).append(c)
+    how = ("aligned in time: the calls of one collective, size and type of group "
+           + (repr(name) if known else "(not recorded)") + ", in order, kernels overlapping")
+    for w, per in what.items():
+        if len(per) < 2:
+            for r, cs in per.items():
+                unmatched += [Unmatched(("aligned", name) + w, (r,) if r is not None else (),
+                                        "no other rank has a call of this group, collective, size and type")
+                              for _ in cs]
+            continue
+        ref_rank = min(per, key=lambda r: (-len(per[r]), r if r is not None else -1))
+        ref = per[ref_rank]
+        sets: list[list[CollectiveCall]] = [[c] for c in ref]
+        for r, cs in sorted(per.items(), key=lambda kv: kv[0] if kv[0] is not None else -1):
+            if r == ref_rank:
+                continue
+            j = 0
+            for i, c in enumerate(ref):
+                while j < len(cs) and cs[j].end_ns < c.start_ns - tol:
+                    unmatched.append(Unmatched(("aligned", name) + w, (r,) if r is not None else (),
+                                               "no call of its group, collective, size and type on the other ranks "
+                                               "overlaps it in time (their windows may not cover it)"))
+                    j += 1
+                while j + 1 < len(cs) and _fit(c, cs[j + 1]) < _fit(c, cs[j]) and _fit(c, cs[j + 1])[0] <= tol:
+                    unmatched.append(Unmatched(("aligned", name) + w, (r,) if r is not None else (),
+                                               "no call of its group, collective, size and type on the other ranks "
+                                               "overlaps it in time (their windows may not cover it)"))
+                    j += 1  # its next call fits this one better: this one has no partner here
+                if j < len(cs) and _fit(c, cs[j])[0] <= tol and not (
+                        i + 1 < len(ref) and _fit(ref[i + 1], cs[j]) < _fit(c, cs[j])):
+                    sets[i].append(cs[j])
+                    j += 1
+            for c in cs[j:]:
+                unmatched.append(Unmatched(("aligned", name) + w, (r,) if r is not None else (),
+                                           "no call of its group, collective, size and type on the other ranks "
+                                           "overlaps it in time (their windows may not cover it)"))
+        for i, cs in enumerate(sets):
+            key = ("aligned", name) + w + (i,)
+            why = "no call of its group, collective, size and type on the other ranks overlaps it in time (their " \
+                  "windows may not cover it)" if len(cs) < 2 else _set_fault(cs, tol)
+            if why:
+                unmatched.append(Unmatched(key, tuple(sorted(c.rank for c in cs if c.rank is not None)), why))
+                continue
+            out.append(_matched(key, cs, how))
+
+
+def _fit(a: CollectiveCall, b: CollectiveCall) -> tuple[int, int]:
+    """How well two ranks' kernels fit one call: how far they are from overlapping (0
+    where they overlap), then how far apart they start."""
+    return max(0, max(a.start_ns, b.start_ns) - min(a.end_ns, b.end_ns)), abs(a.start_ns - b.start_ns)
+
+
+def match_summary(calls: int, matched: Sequence[MatchedCall], unmatched: Sequence[Unmatched],
+                  tolerance_s: float = CLOCK_TOLERANCE_S) -> MatchSummary:
+    """The counts behind a matching: calls given, calls in a matched call, by what."""
+    in_sets = sum(len(m.members) for m in matched)
+    seq = sum(1 for m in matched if m.key[0] == "seq")
+    return MatchSummary(calls, in_sets, seq, len(matched) - seq, calls - in_sets, tolerance_s)
