@@ -129,14 +129,15 @@ def test_the_summary_counts_calls_and_evidence():
 
 def behind(rank=0):
     """Two host steps (0-100 us, 100-200 us); the GPU runs behind the host. Step 1
-    launched a GEMM 0-500 (stream 7) and an all-reduce 500-900 (stream 20); step 2 a
-    GEMM 600-800 (stream 7's second, beside step 1's all-reduce) and an all-reduce
-    1000-1100. The GPU windows overlap (0-900 and 600-1100)."""
+    launched a GEMM 0-500 (stream 7) and an all-reduce that starts late, 650-900
+    (stream 20); step 2 a GEMM 600-800 (stream 8, beside step 1's all-reduce) and an
+    all-reduce 1000-1100. The GPU windows overlap (0-900 and 600-1100), and step 1's
+    all-reduce starts inside step 2's window."""
     t = G.TraceBuilder(rank)
     t.step(1, 0, 100)
     t.step(2, 100, 100)
     t.kernel("sm90_xmma_gemm_bf16bf16_bf16f32", 0, 500, launch_ts=10)
-    t.kernel("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 500, 400,
+    t.kernel("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 650, 250,
              G.comm_args("allreduce", 4096 * 1024, 4096 * 1024, seq=1), launch_ts=20, stream=20)
     t.kernel("sm90_xmma_gemm_bf16bf16_bf16f32", 600, 200, launch_ts=110, stream=8)
     t.kernel("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 1000, 100,
@@ -145,26 +146,29 @@ def behind(rank=0):
 
 
 def test_each_kernel_is_in_the_step_that_launched_it(tmp_path):
-    """Step 1 owns its GEMM and all-reduce: communication 400 us, exposed 200 us (500-600
-    and 800-900: step 2's GEMM hides 600-800), busy 900 us. Step 2 owns a GEMM of 200 us
-    and an all-reduce of 100 us, all exposed; busy 100 us more (its GEMM's 600-800 is
-    counted in step 1's busy, once). Summed: communication 500 us, exposed 300 us, two
-    collectives: the trace's own figures."""
+    """Step 1 owns its GEMM and its late all-reduce: communication 250 us, exposed 100 us
+    (800-900: step 2's GEMM hides 650-800), busy 750 us, compute 500 us. Step 2 owns a
+    GEMM of 200 us and an all-reduce of 100 us, exposed; its busy time is 150 us (600-650
+    and 1000-1100: 650-800 is counted once, in step 1). Summed: communication 350 us,
+    exposed 200 us, busy 900 us, two collectives: the trace's own figures. (By window,
+    step 1's all-reduce fell in step 2 too: 2 collectives there, 3 in all.)"""
     t = P.read_trace(behind().write(tmp_path / "r0.json"))
     assert [(n, lo // US, hi // US) for n, lo, hi in t.steps] == [("ProfilerStep#1", 0, 900),
                                                                   ("ProfilerStep#2", 600, 1100)]
     rep = P.analyze([t], REF)
     s1, s2 = rep.steps
-    assert (round(s1.communication_s * 1e6), round(s1.exposed_s * 1e6), round(s1.overlapped_s * 1e6)) == (400, 200, 200)
+    assert (round(s1.communication_s * 1e6), round(s1.exposed_s * 1e6), round(s1.overlapped_s * 1e6)) == (250, 100, 150)
     assert (round(s2.communication_s * 1e6), round(s2.exposed_s * 1e6)) == (100, 100)
     assert (s1.collectives, s2.collectives) == (1, 1)
-    assert round(s1.busy_s * 1e6) == 900 and round(s2.busy_s * 1e6) == 100
+    assert round(s1.busy_s * 1e6) == 750 and round(s2.busy_s * 1e6) == 150
+    assert round(s1.idle_s * 1e6) == 150 and round(s2.idle_s * 1e6) == 350
     assert round(s1.class_s["compute"] * 1e6) == 500 and round(s2.class_s["compute"] * 1e6) == 200
     totals = TR.trace_totals(t.activities, t.comm_ids())
-    assert round(totals.communication_s * 1e6) == 500 and round(totals.exposed_s * 1e6) == 300
-    assert round(totals.busy_s * 1e6) == 1000
-    # each collective row in its own step's savings, once
-    assert sorted(len(rows) for rows in P.rank_part(t, REF).step_rows) == [1, 1]
+    assert round(totals.communication_s * 1e6) == 350 and round(totals.exposed_s * 1e6) == 200
+    assert round(totals.busy_s * 1e6) == 900
+    # each collective row in its own step's savings, once: step 1's is the 250 us one
+    part = P.rank_part(t, REF)
+    assert [[round(part.rows[i].call.duration_s * 1e6) for i in rows] for rows in part.step_rows] == [[250], [100]]
 
 
 def test_a_step_summed_over_its_own_kernels_never_exceeds_the_trace():
@@ -189,3 +193,60 @@ def test_the_attribution_counts_each_instant_for_one_owner():
     """0-100 owned by 0, 50-150 by 1, 200-300 by 1: 0 gets 100, 1 gets 50 + 100."""
     assert TR._attributed([(0, 100, 0), (50, 150, 1), (200, 300, 1)]) == {0: 100, 1: 150}
     assert TR._attributed([(50, 150, 1), (0, 100, 0)]) == {0: 100, 1: 50}
+
+
+def test_the_cli_takes_the_clock_tolerance(tmp_path):
+    """`trace --clock-tolerance 10` pairs two ranks' all-reduces 5 ms apart (hosts whose
+    clocks differ); the default 1 ms leaves them unmatched and says so."""
+    import json
+
+    from click.testing import CliRunner
+
+    from linkroof.cli import cli
+
+    files = []
+    for r in (0, 1):
+        t = G.TraceBuilder(r)
+        t.step(1, 0, 10_000)
+        t.kernel("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 100 + 5000 * r, 300,
+                 G.comm_args("allreduce", 4096 * 1024, 4096 * 1024), launch_ts=10, stream=20)
+        files.append(t.write(tmp_path / f"r{r}.json"))
+    out = CliRunner().invoke(cli, ["trace", *files, "--json", "--no-save", "--workers", "1"])
+    assert out.exit_code == 0, out.output
+    d = json.loads(out.stdout)
+    assert d["across_ranks"] == [] and d["matching"]["unmatched_calls"] == 2
+    out = CliRunner().invoke(cli, ["trace", *files, "--json", "--no-save", "--workers", "1", "--clock-tolerance", "10"])
+    d = json.loads(out.stdout)
+    [m] = d["across_ranks"]
+    assert round(m["skew_s"] * 1e3, 3) == 5.0 and d["matching"]["tolerance_s"] == 0.01
+
+
+def test_a_ranks_extra_call_just_before_the_partner_is_left_out():
+    """Rank 1 has an all-reduce 900 us before rank 0's first (ending 800 us before it:
+    within the 1 ms tolerance) and one 5 us after it: the one that overlaps is the
+    partner; the early one is unmatched, as is rank 0's last (rank 1's window ended).
+    Either rank may be the one the other is aligned to."""
+    r0 = [call(0, 0), call(0, 2000), call(0, 4000)]
+    r1 = [call(1, -900), call(1, 5), call(1, 2005)]
+    for a, b in ((r0, r1), (r0[:2], r1)):
+        matched, unmatched = match_calls(a + b)
+        assert [starts(m) for m in matched] == [[(0, 0), (1, 5)], [(0, 2000), (1, 2005)]]
+        assert sorted(u.ranks for u in unmatched) == sorted([(1,)] + [(0,)] * (len(a) - 2))
+
+
+def test_a_steps_exposed_part_never_exceeds_its_communication():
+    """Two GPUs in one rank's trace. Step 0: an all-reduce 0-100 us on GPU 1, a GEMM beside
+    it there. Step 1: an all-reduce 0-100 us alone on GPU 0. Each instant of
+    communication is counted once, for step 0: step 1's communication is 0, so its
+    exposed part is 0 too (not 100 us), and nothing is negative."""
+    from linkroof.roofline.timeline import Activity
+
+    ar1 = Activity("kernel", "ncclDevKernel_AllReduce", 1, 20, 0, 100 * US)
+    gemm = Activity("kernel", "sm90_xmma_gemm_bf16", 1, 7, 0, 100 * US)
+    ar0 = Activity("kernel", "ncclDevKernel_AllReduce", 0, 20, 0, 100 * US)
+    comm = {id(ar1), id(ar0)}
+    s0, s1 = TR.step_summaries(0, [("a", 0, 100 * US), ("b", 0, 100 * US)], [ar1, gemm, ar0], [0, 0, 1], comm)
+    assert (s0.communication_s, s0.exposed_s) == (100e-6, 0.0)
+    assert (s1.communication_s, s1.exposed_s, s1.overlapped_s) == (0.0, 0.0, 0.0)
+    totals = TR.trace_totals([ar1, gemm, ar0], comm)
+    assert totals.exposed_s == 100e-6  # GPU 0's all-reduce ran alone there

@@ -384,9 +384,13 @@ def score(ctx: click.Context, reference: str, candidates: tuple[str, ...], input
 @click.option("--scheduler", metavar="ADDRESS", help="A Dask scheduler's address (tcp://host:8786) for --engine dask.")
 @click.option("--workers", type=click.IntRange(1, 4096), help="Processes to read with (default: one per core, "
               "at most one per file).")
+@click.option("--clock-tolerance", "tolerance_ms", type=click.FloatRange(0, 60_000), default=1.0, show_default=True,
+              metavar="MS", help="How far apart one collective's kernels on two ranks may seem and still be one call "
+              "(ranks on several hosts: their clocks' difference). On one host's clock they overlap.")
 @click.pass_context
 def trace(ctx: click.Context, files: tuple[str, ...], which: str | None, as_json: bool, csv_path: str | None,
-          no_save: bool, force: bool, engine: str, scheduler: str | None, workers: int | None) -> None:
+          no_save: bool, force: bool, engine: str, scheduler: str | None, workers: int | None,
+          tolerance_ms: float) -> None:
     """Read PyTorch profiler traces (one file per rank, .json or .json.gz) and place
     every collective against this machine: its size, group and busbw, NCCL's time here
     at that size and the cost-model bound; each step's GPU time by class, communication
@@ -420,7 +424,7 @@ def trace(ctx: click.Context, files: tuple[str, ...], which: str | None, as_json
             report = analyze([one], profile)
         else:
             report = analyze_job(list(files), profile, engine=engine, workers=workers, scheduler=scheduler,
-                                 progress=bar.update if bar else None)
+                                 progress=bar.update if bar else None, tolerance_s=tolerance_ms * 1e-3)
     finally:
         if bar is not None:
             bar.close()
