@@ -223,11 +223,14 @@ def test_flight_recorder_torch_pickle_helpers_are_read_and_other_classes_refused
 def test_flight_recorder_across_ranks_and_a_rank_behind(tmp_path):
     f0, f1 = tmp_path / "trace_0.json", tmp_path / "trace_1.json"
     f0.write_text(json.dumps(fr_dump(0, _fr_entries())))
-    f1.write_text(json.dumps(fr_dump(1, _fr_entries(late_ns=3_000_000), status_completed=2)))
+    behind = fr_dump(1, _fr_entries(late_ns=3_000_000)[:2], status_completed=2)  # rank 1 never enqueued #3
+    behind["pg_status"]["0"]["last_enqueued_collective"] = 2
+    f1.write_text(json.dumps(behind))
     report = T.analyze_telemetry([T.read_telemetry(f0), T.read_telemetry(f1)], _reference())
     s = next(s for s in report.skews if s.seq == 2)
     assert s.last_rank == 1 and s.skew_s == pytest.approx(3e-3) and "coarse" in s.how
-    assert any("rank(s) 1 (last completed #2) behind" in w for w in report.warnings)
+    assert any(w.startswith("hang: group '0' (default_pg): rank 1 is behind at _reduce_scatter_base #3") and
+               "rank 0 wait" in w for w in report.warnings)
     ar = next(r for r in report.rows if r.call.collective == "all_reduce")
     assert ar.nccl_s and ar.fraction_of_nccl
 

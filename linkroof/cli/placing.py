@@ -482,6 +482,9 @@ def telemetry(ctx: click.Context, files: tuple[str, ...], which: str | None, as_
     tels = [read_telemetry(f) for f in files]
     profile, _here = _placement_profile(ctx, which, force)
     report = analyze_telemetry(tels, profile)
+    from ..readers.flightrec import diagnose_hang, dumps_of
+
+    hang = diagnose_hang(dumps_of(tels)) if dumps_of(tels) else None
     if csv_path:
         import csv
         import io
@@ -494,8 +497,21 @@ def telemetry(ctx: click.Context, files: tuple[str, ...], which: str | None, as_
         _write(csv_path, buf.getvalue())
         click.echo(f"Wrote {len(rows)} calls to {csv_path}", err=True)
     if as_json:
-        _echo_json(json.dumps(report.to_dict(), indent=1))
+        doc = report.to_dict()
+        if hang:
+            doc["hang"] = hang.to_dict()
+        _echo_json(json.dumps(doc, indent=1))
         return
     from ..render import telemetry_view
 
     _console().print(telemetry_view(report))
+    if hang:
+        from rich.text import Text
+
+        from ..render import clean
+
+        who = f"rank{'s' if len(hang.behind) > 1 else ''} {','.join(map(str, hang.behind))}"
+        head = f"Hang: {who} {'are' if len(hang.behind) > 1 else 'is'} behind" if hang.behind else "Hang"
+        _console().print(Text(clean(head + " (Flight Recorder, by process group)"), style="bold"))
+        for line in hang.sentences():
+            _console().print(Text(clean("  " + line)))
