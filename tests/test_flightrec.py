@@ -137,7 +137,7 @@ def test_a_send_is_checked_against_its_peer_only(tmp_path):
     (s,) = d.stuck
     assert (s.kind, s.op, s.behind, s.waiting, s.size_bytes) == ("p2p", "recv", (1,), (0,), 4 << 20)
     assert s.sentence().startswith("group '0' (default_pg): rank 1 never posted the matching recv (fp32, 4 MiB); "
-                                   "rank 0 wait")
+                                   "rank 0 waits")
     assert 2 not in s.evidence and 3 not in s.evidence
 
 
@@ -251,3 +251,22 @@ def test_cli_telemetry_prints_the_hang_and_json_carries_it(tmp_path):
     assert res.exit_code == 0, res.output
     assert "Hang: ranks 3,7 are behind" in res.stdout
     assert "group 'tp:0' (tp): ranks 3,7 are behind at all_reduce #41 (bf16, 8 MiB)" in res.stdout
+
+
+# ------------------------------------------------------------------ real dumps (tests/data/flightrec/ORIGIN.md)
+
+
+def test_real_gloo_dumps_name_the_rank_that_skipped():
+    """4 CPU ranks on Gloo (torch 2.13): rank 3 skipped its all-reduce #4 in group '2'
+    ([2, 3]); Gloo's pg_config names neither that group nor the world group."""
+    from pathlib import Path
+
+    folder = Path(__file__).parent / "data" / "flightrec" / "gloo_collective"
+    paths = sorted(folder.glob("rank_*"))
+    d = _diag(paths)
+    assert d.behind == (3,) and len(d.stuck) == 1
+    s = d.stuck[0]
+    assert (s.group, s.op, s.seq, s.waiting, s.dtypes, s.size_bytes) == ("2", "all_reduce", 4, (2,), ("bf16",), 8192)
+    assert d.versions == {0: "2.10", 1: "2.10", 2: "2.10", 3: "2.10"}
+    p2p = _diag(sorted((folder.parent / "gloo_p2p").glob("rank_*")))
+    assert p2p.stuck == [] and p2p.behind == ()  # Gloo records no send or receive

@@ -416,7 +416,8 @@ class Stuck:
             head = f"group {label}: {who} {'are' if len(self.behind) > 1 else 'is'} behind at {what} #{self.seq}{dt}"
         if not self.behind:
             head = f"group {label}: at {what} #{self.seq}{dt}"
-        wait = f"; rank{'s' if len(self.waiting) > 1 else ''} {_ranges(self.waiting)} wait" if self.waiting else ""
+        many = len(self.waiting) > 1
+        wait = f"; rank{'s' if many else ''} {_ranges(self.waiting)} wait{'' if many else 's'}" if self.waiting else ""
         if self.held:
             wait += f"; rank{'s' if len(self.held) > 1 else ''} {_ranges(self.held)} not there: waiting in another group"
         ev = "; ".join(f"rank {r}: {self.evidence[r]}" for r in sorted(self.evidence))
