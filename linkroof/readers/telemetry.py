@@ -267,7 +267,7 @@ def read_inspector_jsonl(path: str | Path) -> Telemetry:
     drops: dict[tuple, dict[str, int]] = {}
     repeated = proxy = 0
     marker = None  # the last dump_stats: its header, metadata, line, records still to come, whether any came
-    no, pending, cut = 0, None, 0
+    no, pending, cut, reason = 0, None, 0, ""
 
     def owed(m: dict | None) -> int:
         return sum(m["left"].values()) if m and m["used"] else 0
@@ -289,12 +289,14 @@ def read_inspector_jsonl(path: str | Path) -> Telemetry:
             try:
                 rec = loads_strict(text.decode("utf-8"))
             except UnicodeDecodeError as e:  # only the last line may be cut off: remember, raise if one follows
-                pending, cut = _err(path_s, no, f"not UTF-8 (byte {e.start + 1} is 0x{text[e.start]:02x})"), no
+                reason = f"not UTF-8 (byte {e.start + 1} is 0x{text[e.start]:02x})"
+                pending, cut = _err(path_s, no, reason), no
                 continue
             except JSONRefused as e:
                 raise _err(path_s, no, f"{e}: not an Inspector record") from None
             except json.JSONDecodeError as e:
-                pending, cut = _err(path_s, no, f"not JSON ({e.msg})"), no
+                reason = f"not JSON ({e.msg})"
+                pending, cut = _err(path_s, no, reason), no
                 continue
             if not isinstance(rec, dict):
                 raise _err(path_s, no, "not an NCCL Inspector record (not an object)")
@@ -356,7 +358,7 @@ def read_inspector_jsonl(path: str | Path) -> Telemetry:
             if len(calls) > MAX_CALLS:
                 raise _err(path_s, no, f"more than {MAX_CALLS} records")
     if pending is not None:
-        notes.append(f"line {cut} cut off (the job still writing?): left out")
+        notes.append(f"line {cut} cut off ({reason}; the job still writing?): left out")
     if owed(marker):
         notes.append(f"the last dump (line {marker['no']}) lacks {owed(marker)} of the records it announced (the job "
                      "still writing?)")
@@ -428,9 +430,12 @@ def _prom_groups(text: str, path: str) -> tuple[dict, int]:
                 kind = PROM_METRICS.get(s.name)
                 if kind is None:
                     continue
-                value = s.value
-                if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-                    raise _err(path, None, f"{s.name}: value {value} is not a bandwidth or a time")
+                try:
+                    value = float(s.value)
+                except (OverflowError, TypeError, ValueError):  # an integer of hundreds of digits
+                    value = math.inf
+                if not math.isfinite(value) or value < 0:
+                    raise _err(path, None, f"{s.name}: value {str(s.value)[:20]} is not a bandwidth or a time")
                 labels = {str(k): str(v) for k, v in s.labels.items()}
                 key = (s.name in PROM_P2P, tuple(sorted((k, v) for k, v in labels.items() if k != "timestamp")))
                 g = groups.setdefault(key, {"labels": labels})
@@ -440,7 +445,7 @@ def _prom_groups(text: str, path: str) -> tuple[dict, int]:
                 g[kind] = float(value)
     except TelemetryError:
         raise
-    except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError) as e:
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError, OverflowError) as e:
         raise _err(path, None, f"not a Prometheus exposition ({type(e).__name__}: {str(e)[:120]})") from None
     return groups, repeated
 
