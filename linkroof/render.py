@@ -526,7 +526,9 @@ def trace_view(report: Any) -> Group:
                                                               "of NCCL"))
     for r in report.rows[:200]:
         c = r.call
-        tab.add_row(_opt(c.rank, str), c.collective or "unknown", c.dtype or "unknown",
+        tab.add_row(_opt(c.rank, str), (c.collective or "unknown") + ("" if c.mechanism == "NCCL" else
+                                                                      f" ({c.mechanism.split(':')[0]})"),
+                    c.dtype or "unknown",
                     _opt(c.size_bytes, format_size), f"{_opt(c.group_size, str)} ({c.group_from})",
                     format_time(c.duration_s), _opt(c.algbw, format_rate), _opt(c.busbw, format_rate),
                     format_time(r.nccl_s) if r.nccl_s else clean(r.nccl_how)[:60],

@@ -250,3 +250,83 @@ def test_a_steps_exposed_part_never_exceeds_its_communication():
     assert (s1.communication_s, s1.exposed_s, s1.overlapped_s) == (0.0, 0.0, 0.0)
     totals = TR.trace_totals([ar1, gemm, ar0], comm)
     assert totals.exposed_s == 100e-6  # GPU 0's all-reduce ran alone there
+
+
+# ------------------------------------------------------------------ collectives that are not NCCL kernels
+
+MULTIMEM = ("void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>(c10::BFloat16*, unsigned long, "
+            "unsigned int**, unsigned long, unsigned long)")
+
+
+def vllm_rank(rank, world=2, kernel=MULTIMEM, op="vllm::all_reduce", dims=((4096, 8192), ()), with_op=True):
+    """A vLLM tensor-parallel step as its traces show it: a GEMM, then the all-reduce a
+    `vllm::all_reduce` op (its `Input Dims` the tensor, its concrete inputs the group's
+    name) runs as a symmetric-memory multimem kernel, no NCCL kernel anywhere."""
+    t = G.TraceBuilder(rank, world, pgs=(("tp:0", world),))
+    t.step(1, 0, 2000)
+    t.kernel("sm90_xmma_gemm_bf16bf16_bf16f32", 0, 400, launch_ts=5)
+    if with_op:
+        t.op(op, 10, 30, {"Input Dims": [list(d) for d in dims], "Input type": ["c10::BFloat16", "str"],
+                          "Concrete Inputs": ["", "tp:0"]})
+    t.kernel(kernel, 400, 120, launch_ts=20, stream=9)
+    return t
+
+
+def test_a_symmetric_memory_all_reduce_is_a_row_sized_from_its_op_and_placed(tmp_path):
+    """The multimem kernel under vllm::all_reduce of a 4096 x 8192 bf16 tensor: an
+    all-reduce of 64 MiB on group 'tp:0' (2 ranks, from distributedInfo), labelled
+    symmetric memory (not NCCL), placed against the profile's NCCL; matched across
+    ranks in time; counted in the step's communication once."""
+    files = [vllm_rank(r).write(tmp_path / f"r{r}.json") for r in (0, 1)]
+    rep = P.analyze([P.read_trace(f) for f in files], REF)
+    assert len(rep.rows) == 2
+    r = rep.rows[0]
+    c = r.call
+    assert (c.collective, c.dtype, c.size_bytes, c.group_size) == ("all_reduce", "bf16", 4096 * 8192 * 2, 2)
+    assert c.mechanism == "symmetric memory, NVLS multicast (multimem): not NCCL"
+    assert c.group_from == "the op's group 'tp:0' (distributedInfo)" and c.source.startswith("launching op (vllm::")
+    assert r.nccl_s and r.placement is not None and r.bound_s  # placed, with NCCL's time at 64 MiB beside it
+    assert round(c.busbw / 1e9, 1) == round(64 * 2**20 / 120e-6 / 1e9, 1)  # 2 ranks: busbw = algbw
+    [m] = rep.matched
+    assert m.ranks == (0, 1) and m.collective == "all_reduce"
+    s0 = [s for s in rep.steps if s.rank == 0][0]
+    assert s0.collectives == 1 and round(s0.communication_s * 1e6) == 120 and round(s0.exposed_s * 1e6) == 120
+    d = r.to_dict()
+    assert d["mechanism"].startswith("symmetric memory")
+
+
+@pytest.mark.parametrize("kernel,op,mech,coll", [
+    ("void vllm::cross_device_reduce_1stage<__nv_bfloat16, 8>(vllm::RankData*, vllm::RankSignals, vllm::Signal*, "
+     "__nv_bfloat16*, int, int)", "_C_custom_ar::all_reduce", "custom all-reduce (vLLM / SGLang", "all_reduce"),
+    ("void c10d::symmetric_memory::two_shot_all_reduce_kernel<c10::BFloat16, 8>(...)",
+     "symm_mem::two_shot_all_reduce_", "symmetric memory (torch symm_mem", "all_reduce"),
+    ("void tensorrt_llm::kernels::oneShotAllReduceKernel<__nv_bfloat16, 8>(...)", "trtllm::allreduce",
+     "TensorRT-LLM custom all-reduce", "all_reduce"),
+    ("void (anonymous namespace)::multimem_all_gather_kernel<16>(...)", "symm_mem::multimem_all_gather_out",
+     "symmetric memory, NVLS multicast", "all_gather"),
+])
+def test_every_custom_collective_family_is_found_and_labelled(tmp_path, kernel, op, mech, coll):
+    dims = ((4096, 8192), ()) if coll == "all_reduce" else ((2048, 8192), ())
+    t = P.read_trace(vllm_rank(0, kernel=kernel, op=op, dims=dims).write(tmp_path / "r.json"))
+    [c] = t.collectives()
+    assert c.mechanism.startswith(mech) and c.collective == coll and c.dtype == "bf16"
+    # an all-gather's size is its whole output: the input's 32 MiB from each of 2 ranks
+    assert c.size_bytes == 64 * 2**20
+
+
+def test_without_its_op_a_custom_collective_is_listed_unknown_never_dropped(tmp_path):
+    t = P.read_trace(vllm_rank(0, with_op=False).write(tmp_path / "r.json"))
+    [c] = t.collectives()
+    assert c.collective == "all_reduce" and c.size_bytes is None and c.source == "kernel name"
+    assert any("no launching op found" in n for n in c.notes)
+    rep = P.analyze([t], REF)
+    assert rep.rows[0].nccl_how.startswith("not placed")
+
+
+def test_a_generic_kernel_is_not_explained_as_nccl_21x():
+    from linkroof.roofline.timeline import Activity
+
+    a = Activity("kernel", "ncclDevKernel_Generic", 0, 20, 0, 100)
+    c = TR.collective_call(a, {}, None, [], {}, 0)
+    assert c.collective is None and any("a generic kernel (NCCL 2.19 or later, or RCCL)" in n for n in c.notes)
+    assert not any("2.1x" in n for n in c.notes)

@@ -40,7 +40,12 @@ def test_tier2_coalesced_calls_take_the_launching_ops_facts_or_say_unknown(tmp_p
     assert (coalesced.collective, coalesced.size_bytes, coalesced.group_size, coalesced.source) == \
         ("all_reduce", 8 * MiB, 2, "launching op (record_param_comms)")
     assert bare.collective == "reduce_scatter" and bare.source == "kernel name"
-    assert bare.size_bytes is None and bare.group_size is None and bare.busbw is None  # unknown, not guessed
+    assert bare.size_bytes is None and bare.busbw is None  # unknown, not guessed
+    # in a world of 2 an NCCL kernel's group can only be the 2 (issue 42); in a world of 4 it stays unknown
+    assert bare.group_size == 2 and bare.group_from.startswith("the world of 2 ranks")
+    four = G.tier2_rank()
+    four.meta["distributedInfo"]["world_size"] = 4
+    assert _read(tmp_path, four, "four.json").collectives()[1].group_size is None
 
 
 def test_tier3_old_traces_go_through_the_c10d_op_and_a_sendrecv_name_names_nothing(tmp_path):

@@ -25,8 +25,8 @@ from typing import Any
 from ..errors import LinkroofError
 from ..files import regular_file
 from ..roofline.timeline import Activity
-from ..roofline.traces import (CollectiveCall, CommOp, CommOps, collective_call, collective_name, innermost,
-                               is_collective_kernel)
+from ..roofline.traces import (CUSTOM_OP_PREFIXES, CollectiveCall, CommOp, CommOps, collective_call, collective_name,
+                               innermost, is_collective_kernel)
 
 MAX_TRACE = 16 << 30  # bytes on disk; a trace is streamed, never held whole
 
@@ -85,7 +85,13 @@ class Trace:
                     named = op.args.get("Collective name") if op is not None else None
                     if not named or collective_name(named) in (None, "barrier"):
                         continue
-                found.append((a, collective_call(a, args, launch, self.ops, self.groups, self.rank)))
+                c = collective_call(a, args, launch, self.ops, self.groups, self.rank, self.world_size)
+                if c.group_size is None and self.world_size == 2 and c.mechanism == "NCCL" and \
+                        "nccl" in a.name.lower() and "onerank" not in a.name.lower():
+                    c = dataclasses.replace(c, group_size=2, group_from="the world of 2 ranks (an NCCL kernel runs "
+                                            "on a group of 2 or more)", notes=tuple(
+                                                n for n in c.notes if not n.startswith("group size unknown")))
+                found.append((a, c))
             self._found = found
         return self._found
 
@@ -112,7 +118,7 @@ def _open(p: Path) -> Any:
     return gzip.open(p, "rb") if magic == b"\x1f\x8b" else open(p, "rb")
 
 
-COMM_OP_PREFIXES = ("record_param_comms", "c10d::", "nccl:")
+COMM_OP_PREFIXES = ("record_param_comms", "c10d::", "nccl:") + CUSTOM_OP_PREFIXES  # the ops a collective runs under
 KINDS = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset"}
 RUNTIME = ("cuda_runtime", "cuda_driver")
 HOST_CATS = ("cpu_op", "user_annotation", "gpu_user_annotation")
@@ -745,6 +751,7 @@ class CollectiveRow:
         return {"rank": c.rank, "collective": c.collective, "dtype": c.dtype, "in_nelems": c.in_nelems,
                 "out_nelems": c.out_nelems, "size_bytes": c.size_bytes, "group_size": c.group_size,
                 "group_from": c.group_from, "process_group": c.process_group, "seq": c.seq, "source": c.source,
+                "mechanism": c.mechanism,
                 "kernel": c.kernel, "device": c.device, "stream": c.stream, "start_ns": c.start_ns,
                 "duration_s": c.duration_s, "algbw": c.algbw, "busbw": c.busbw, "exposed_s": self.exposed_s,
                 "wait_s": self.wait_s, "transfer_busbw": self.transfer_busbw,

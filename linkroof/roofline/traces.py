@@ -21,7 +21,9 @@ Three tiers of trace, as torch writes them:
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -111,6 +113,7 @@ class CollectiveCall:
     source: str = ""  # "kernel args" | "launching op ..." | "kernel name"
     notes: tuple[str, ...] = ()
     group_ranks: tuple[int, ...] = ()  # the group's global ranks where the trace lists them all
+    mechanism: str = "NCCL"  # what moved the data: NCCL, or a kernel of its own (custom_mechanism)
 
     @property
     def duration_s(self) -> float:
@@ -125,6 +128,46 @@ class CollectiveCall:
         if self.algbw is None or not self.group_size or not self.collective:
             return None
         return self.algbw * busbw_factor(self.collective, self.group_size)
+
+
+# collectives that are not NCCL kernels, by their kernels' names: (pattern, mechanism, collective)
+CUSTOM_KERNELS = (
+    (re.compile(r"multimem_(one_shot_)?all_reduce", re.I), "symmetric memory, NVLS multicast (multimem): not NCCL",
+     "all_reduce"),
+    (re.compile(r"multimem_all_gather", re.I), "symmetric memory, NVLS multicast (multimem): not NCCL", "all_gather"),
+    (re.compile(r"(one|two)_shot_all_reduce", re.I), "symmetric memory (torch symm_mem, peer loads and stores): "
+     "not NCCL", "all_reduce"),
+    (re.compile(r"symm_mem|reduce_scatter_kernel.*symm", re.I), "symmetric memory (torch symm_mem): not NCCL", None),
+    (re.compile(r"cross_device_reduce_(1|2)stage", re.I), "custom all-reduce (vLLM / SGLang, peer memory): not NCCL",
+     "all_reduce"),
+    (re.compile(r"(one|two)ShotAllReduce|allreduce_?fusion|AllReduceFusion|lamport.*all_?reduce", re.I),
+     "TensorRT-LLM custom all-reduce: not NCCL", "all_reduce"),
+    (re.compile(r"nvshmem", re.I), "NVSHMEM: not NCCL", None),
+)
+# the host ops such kernels run under (their `Input Dims` and `Input type` give the size)
+CUSTOM_OP_PREFIXES = ("vllm::", "symm_mem::", "_c10d_functional::", "c10d_functional::", "trtllm::", "_C_custom_ar::",
+                      "sgl_kernel::", "tensorrt_llm::", "nvshmem")
+_CUSTOM_OP_COLLECTIVE = re.compile(r"(all_?reduce|all_?gather|reduce_?scatter|all_?to_?all)", re.I)
+
+
+def custom_mechanism(kernel: str) -> tuple[str, str | None] | None:
+    """(mechanism, collective or None) of a kernel that is a collective but not NCCL's,
+    from its name's family, else None."""
+    if "nccl" in kernel.lower():
+        return None
+    for pattern, mechanism, coll in CUSTOM_KERNELS:
+        if pattern.search(kernel):
+            return mechanism, coll
+    return None
+
+
+def custom_op_collective(name: str) -> str | None:
+    """The collective a host op of a custom collective names (vllm::all_reduce,
+    symm_mem::two_shot_all_reduce_, _c10d_functional::all_gather_into_tensor, ...)."""
+    if not name.startswith(CUSTOM_OP_PREFIXES):
+        return None
+    m = _CUSTOM_OP_COLLECTIVE.search(name.split("::", 1)[-1])
+    return canonical(m.group(1).lower().replace("_", "")) if m else None
 
 
 def c10_dtype(name: Any) -> tuple[str, int] | None:
@@ -280,6 +323,42 @@ def facts_from_c10d(op: CommOp, groups: dict[str, int]) -> dict:
             "pg": "", "seq": None, "notes": notes}
 
 
+def facts_from_custom_op(op: CommOp, coll: str | None, groups: dict[str, int], world: int | None) -> dict:
+    """What the host op around a custom collective's kernel says: its first tensor's
+    elements and type (an all-reduce's input and output alike), the group from a group
+    name among its concrete inputs that the trace's process groups list, else the world
+    (inferred, and said so)."""
+    dims, types = op.args.get("Input Dims") or [], op.args.get("Input type") or []
+    dims = dims if isinstance(dims, list) else []
+    types = types if isinstance(types, list) else []
+    coll = coll or custom_op_collective(op.name)
+    n = _elements(dims[0]) if dims else None
+    dt = c10_dtype(types[0]) if types else None
+    notes = []
+    concrete = op.args.get("Concrete Inputs")
+    named = [x for x in concrete if isinstance(x, str) and x.strip("'\"") in groups] if isinstance(concrete, list) \
+        else []
+    group, group_from, pg = None, "unknown", ""
+    if named:
+        pg = named[0].strip("'\"")
+        group, group_from = groups[pg], f"the op's group {pg!r} (distributedInfo)"
+    elif world and world > 1:
+        group, group_from = world, f"inferred: the world ({world} ranks); {op.name} records no group size"
+    else:
+        notes.append(f"group size unknown: {op.name} records none and the trace gives no world size")
+    if n is None:
+        notes.append(f"{op.name} recorded no input shapes (record_shapes off): size unknown")
+    in_n = out_n = None
+    if n is not None and coll == "all_gather":
+        in_n, out_n = n, (n * group if group else None)
+    elif n is not None and coll == "reduce_scatter":
+        in_n, out_n = n, (n // group if group else None)
+    elif n is not None:
+        in_n = out_n = n
+    return {"collective": coll, "dtype": dt, "in": in_n, "out": out_n, "group": group, "group_from": group_from,
+            "pg": pg, "seq": None, "notes": notes}
+
+
 def merge_facts(inner: dict, outer: dict) -> dict:
     """An `nccl:` range's facts (the collective, its inputs) completed by the enclosing
     c10d op's (both tensors' shapes, so the group from their ratio): each fact from the
@@ -362,12 +441,38 @@ def innermost(ops: Sequence[CommOp], tid: int, t_ns: int) -> CommOp | None:
 
 
 def is_collective_kernel(a: Activity, kernel_args: dict) -> bool:
-    return a.kind == "kernel" and (bool(kernel_args.get("Collective name")) or "nccl" in a.name.lower())
+    return a.kind == "kernel" and (bool(kernel_args.get("Collective name")) or "nccl" in a.name.lower()
+                                   or custom_mechanism(a.name) is not None)
+
+
+def _name_only_note(name: str) -> str:
+    if "generic" in name.lower():
+        return (f"the kernel's name ({name[:60]}) does not name its collective: a generic kernel (NCCL 2.19 or later, "
+                "or RCCL) runs any collective, and this one's launching op was not recorded")
+    if "sendrecv" in name.lower():
+        return (f"the kernel's name ({name[:60]}) does not name its collective (NCCL 2.1x runs several collectives "
+                "in one SendRecv kernel)")
+    return f"the kernel's name ({name[:60]}) does not name its collective"
 
 
 def collective_call(a: Activity, kernel_args: dict, launch: tuple[int, int] | None, ops: Sequence[CommOp],
-                    groups: dict[str, int], rank: int | None) -> CollectiveCall:
+                    groups: dict[str, int], rank: int | None, world: int | None = None) -> CollectiveCall:
     """One collective kernel's facts, from the best tier this trace has for it."""
+    custom = custom_mechanism(a.name) if a.kind == "kernel" else None
+    if custom is not None and not kernel_args.get("Collective name"):
+        mechanism, coll = custom
+        around = [o for o in open_ops(ops, *launch) if custom_op_collective(o.name) or o.name.startswith("c10d::")] \
+            if launch else []
+        if around:
+            op = min(around, key=lambda o: o.end_ns - o.start_ns)
+            f = facts_from_custom_op(op, coll, groups, world)
+            source = f"launching op ({op.name}, recorded shapes)"
+        else:
+            f = {"collective": coll, "dtype": None, "in": None, "out": None, "group": None, "group_from": "unknown",
+                 "pg": "", "seq": None, "notes": [f"{mechanism}: no launching op found, so size and group unknown"]}
+            source = "kernel name"
+        c = _call(a, f, source, rank)
+        return dataclasses.replace(c, mechanism=mechanism)
     if kernel_args.get("Collective name"):
         f, source = facts_from_args(kernel_args, groups, "kernel args"), "kernel args"
     else:
@@ -387,9 +492,12 @@ def collective_call(a: Activity, kernel_args: dict, launch: tuple[int, int] | No
             f = {"collective": coll, "dtype": None, "in": None, "out": None, "group": None, "group_from": "unknown",
                  "pg": "", "seq": None,
                  "notes": ["no collective facts on the kernel and no launching op found: size and group unknown"]
-                 + ([] if coll else [f"the kernel's name ({a.name[:60]}) does not name its collective (NCCL 2.1x "
-                                     "runs several collectives in one SendRecv kernel)"])}
+                 + ([] if coll else [_name_only_note(a.name)])}
             source = "kernel name" if coll else "none"
+    return _call(a, f, source, rank)
+
+
+def _call(a: Activity, f: dict, source: str, rank: int | None) -> CollectiveCall:
     coll, dt = f["collective"], f["dtype"]
     size = size_of(coll, f["in"], f["out"], dt[1]) if coll and dt else None
     notes = list(f["notes"])
@@ -480,14 +588,14 @@ def _attributed(intervals: Sequence[tuple[int, int, int]]) -> dict[int, int]:
     return out
 
 
-def _exposed_pieces(activities: Sequence[Activity], owner: Sequence[int], comm_ids: set[int]
+def _exposed_pieces(activities: Sequence[Activity], owner: Sequence[int], is_comm: Sequence[bool]
                     ) -> list[tuple[int, int, int]]:
-    """(start, end, owner) of each collective kernel's time with no other work on its
-    device (the exposed communication), per device as exposure is."""
+    """(start, end, owner) of each communication activity's time with no other work on
+    its device (the exposed communication), per device as exposure is."""
     by_dev: dict[int, tuple[list, list]] = {}
-    for a, o in zip(activities, owner):
+    for a, o, comm_ in zip(activities, owner, is_comm):
         comm, work = by_dev.setdefault(a.device, ([], []))
-        if id(a) in comm_ids:
+        if comm_:
             comm.append((a.start_ns, a.end_ns, o))
         else:
             work.append((a.start_ns, a.end_ns))
@@ -527,7 +635,7 @@ def step_summaries(rank: int | None, windows: Sequence[tuple[str, int, int]], ac
     classes: dict[str, dict[int, int]] = {}
     for c in {cls(a) for a in acts}:
         classes[c] = _attributed([(a.start_ns, a.end_ns, o) for a, o in own if cls(a) == c])
-    exposed = _attributed(_exposed_pieces(acts, owners, comm_ids))
+    exposed = _attributed(_exposed_pieces(acts, owners, [cls(a) == "communication" for a in acts]))
     n_coll: dict[int, int] = {}
     for a, o in own:
         if id(a) in comm_ids:
@@ -555,10 +663,14 @@ class TraceTotals:
 
 
 def trace_totals(activities: Sequence[Activity], comm_ids: set[int]) -> TraceTotals:
+    """The trace's own figures, communication as step_summaries counts it (the
+    collectives, and what is communication by its kind or name, a peer copy)."""
     zero = [0] * len(activities)
-    comm = [(a.start_ns, a.end_ns) for a in activities if id(a) in comm_ids]
+    is_comm = [id(a) in comm_ids or kernel_class(a)[0] == "communication" for a in activities]
+    comm = [(a.start_ns, a.end_ns) for a, c in zip(activities, is_comm) if c]
     return TraceTotals(length((a.start_ns, a.end_ns) for a in activities) * 1e-9, length(comm) * 1e-9,
-                       sum(_attributed(_exposed_pieces(activities, zero, comm_ids)).values()) * 1e-9, len(comm))
+                       sum(_attributed(_exposed_pieces(activities, zero, is_comm)).values()) * 1e-9,
+                       sum(1 for a in activities if id(a) in comm_ids))
 
 
 def check_steps(steps: Sequence[StepSummary], totals: TraceTotals, where: str = "") -> None:
