@@ -281,6 +281,18 @@ def test_prometheus_bucket_placed_at_its_lower_bound_and_said(tmp_path):
     assert row.nccl_s < 150e-6
     d = report.to_dict()["collectives"][0]
     assert d["size_range"] == [MiB, 2 * MiB] and d["size_bytes"] is None and d["busbw"] is None
+    assert row.placement.workload.message_bytes == MiB  # the bucket's low end, 1 MiB, not 2 MiB
+
+
+def test_prometheus_bucket_whose_busbw_x_time_falls_under_it_is_said(tmp_path):
+    # 4-5GB all-reduce on 4 ranks: busbw 1.5 GB/s for 1000 us is algbw 1 GB/s, 1 MB moved: under 4 GiB
+    f = tmp_path / "m.prom"
+    f.write_text(prom_bucket(1.5, 1000.0))
+    (c,) = T.read_telemetry(f).calls
+    assert any("algbw x time is 1000000 B, under the bucket" in n for n in c.notes)
+    f.write_text(prom_bucket(1.5 * 4.5 * 2 ** 30 / 1e6, 1000.0))  # 4.5 GiB moved: inside the bucket, nothing said
+    (c,) = T.read_telemetry(f).calls
+    assert not any("under the bucket" in n for n in c.notes)
 
 
 @pytest.mark.parametrize("label, want", [("0B", (0, 1)), ("1-2B", (1, 2)), ("1023-1024KB", (1023 << 10, 1 << 20)),
