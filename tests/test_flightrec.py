@@ -66,7 +66,9 @@ def test_four_ranks_every_permutation(tmp_path):
     job.add([2], recv("pair", 1))
     job.add([0, 1, 3], coll("0", n=2048))  # rank 2 never reaches all_reduce #3
     paths = job.write(tmp_path)
-    dumps = [F.read_dump(p.read_bytes(), str(p)) for p in paths]
+    again = tmp_path / "copy_of_rank_3"  # the same dump twice: its warning the same in any order too
+    again.write_bytes(paths[3].read_bytes())
+    dumps = [F.read_dump(p.read_bytes(), str(p)) for p in paths + [again]]
     answers = {json.dumps(F.diagnose_hang(list(perm)).to_dict(), sort_keys=True)
                for perm in itertools.permutations(dumps)}
     assert len(answers) == 1
@@ -172,6 +174,22 @@ def test_pg_status_clears_a_rank_whose_ring_entry_is_stale(tmp_path):
     doc = pickle.loads(paths[1].read_bytes())
     doc["entries"][1]["state"] = "started"  # #2 on rank 1: stale in the ring, completed in pg_status
     paths[1].write_bytes(pickle.dumps(doc, protocol=2))
+    d = _diag(paths)
+    assert d.behind == (3,) and d.stuck[0].seq == 3 and d.stuck[0].waiting == (0, 1, 2)
+
+
+def test_a_ring_entry_newer_than_pg_status_counts(tmp_path):
+    """The ring can run ahead of pg_status (the entry is recorded as the work is enqueued,
+    the counter a moment later): ranks 0-2's rings hold all_reduce #3 while their counters
+    still say #2; rank 3 never enqueued it."""
+    job = Job({"0": ("default_pg", [0, 1, 2, 3])})
+    job.add([0, 1, 2, 3], coll("0"), coll("0"))
+    job.add([0, 1, 2], coll("0"))
+    paths = job.write(tmp_path)
+    for p in paths[:3]:
+        doc = pickle.loads(p.read_bytes())
+        doc["pg_status"]["0"]["last_enqueued_collective"] = 2
+        p.write_bytes(pickle.dumps(doc, protocol=2))
     d = _diag(paths)
     assert d.behind == (3,) and d.stuck[0].seq == 3 and d.stuck[0].waiting == (0, 1, 2)
 

@@ -252,6 +252,11 @@ MUTATIONS = [
      "if c.group_size is None and self.world_size == 2 and", "if False and self.world_size == 2 and"),
     ("relate: the mechanism not said", "linkroof/roofline/traces.py",
      "        return dataclasses.replace(c, mechanism=mechanism)", "        return c"),
+    # bounds past the profile (issue 42, item 6; tests/test_calls_relate.py)
+    ("relate: an extrapolated bound saves", "linkroof/readers/traces.py",
+     "r.saving(None if r.extrapolated else r.bound_s)", "r.saving(r.bound_s)"),
+    ("relate: a group twice the profile's taken as measured", "linkroof/readers/traces.py",
+     "if not ranks or not gpus or ranks <= gpus:", "if not ranks or not gpus or ranks <= 2 * gpus:"),
     ("host work gap 50 us -> 500 us", "linkroof/roofline/timeline.py", "HOST_WORK_GAP_NS = 50_000",
      "HOST_WORK_GAP_NS = 500_000"),
     ("drift threshold 3 % -> 10 %", "linkroof/roofline/clockstate.py", "DRIFT = 0.03", "DRIFT = 0.10"),
