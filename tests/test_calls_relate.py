@@ -330,3 +330,23 @@ def test_a_generic_kernel_is_not_explained_as_nccl_21x():
     c = TR.collective_call(a, {}, None, [], {}, 0)
     assert c.collective is None and any("a generic kernel (NCCL 2.19 or later, or RCCL)" in n for n in c.notes)
     assert not any("2.1x" in n for n in c.notes)
+
+
+# ------------------------------------------------------------------ bounds past the profile
+
+def test_a_group_larger_than_the_profile_gets_a_labelled_bound_and_no_saving(tmp_path):
+    """The bundled profile measured 2 H200s on one node. An 8-rank all-reduce's bound is
+    extrapolated: the row says so, and the step's saving at the bound counts none of it;
+    a 2-rank one of the same trace shape saves at its bound as before."""
+    eight = P.analyze([P.read_trace(G.tier1_rank(0, world=8).write(tmp_path / "r8.json"))], REF)
+    two = P.analyze([P.read_trace(G.tier1_rank(0, world=2).write(tmp_path / "r2.json"))], REF)
+    ar8 = next(r for r in eight.rows if r.call.collective == "all_reduce")
+    assert ar8.call.group_size == 8 and ar8.bound_s
+    assert ar8.extrapolated == ("the profile measured 2 GPU(s) on 1 node(s); a group of 8 ranks needs more (on nodes "
+                                "like these, 4)")
+    assert "the bound is extrapolated" in ar8.nccl_how and ar8.to_dict()["bound_extrapolated"] == ar8.extrapolated
+    assert eight.savings[0][1] == 0.0
+    assert any("larger than the profile measured" in w for w in eight.warnings)
+    ar2 = next(r for r in two.rows if r.call.collective == "all_reduce")
+    assert ar2.extrapolated == "" and ar2.to_dict()["bound_extrapolated"] is None
+    assert two.savings[0][1] > 0 and not any("larger than the profile" in w for w in two.warnings)

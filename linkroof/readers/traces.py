@@ -729,6 +729,7 @@ class CollectiveRow:
     placement: Any = None
     wait_s: float = 0.0  # matched across ranks: how long it waited for the last rank to arrive (measured)
     transfer_busbw: float | None = None  # matched: bus bandwidth of the transfer alone, the wait left out
+    extrapolated: str = ""  # why the bound lies past what the profile measured (a larger group): no saving from it
 
     @property
     def fraction_of_nccl(self) -> float | None:
@@ -756,7 +757,8 @@ class CollectiveRow:
                 "duration_s": c.duration_s, "algbw": c.algbw, "busbw": c.busbw, "exposed_s": self.exposed_s,
                 "wait_s": self.wait_s, "transfer_busbw": self.transfer_busbw,
                 "nccl_s": self.nccl_s, "nccl_how": self.nccl_how, "fraction_of_nccl": self.fraction_of_nccl,
-                "bound_s": self.bound_s, "fraction_of_bound": self.fraction_of_bound, "notes": list(c.notes)}
+                "bound_s": self.bound_s, "fraction_of_bound": self.fraction_of_bound,
+                "bound_extrapolated": self.extrapolated or None, "notes": list(c.notes)}
 
 
 @dataclass
@@ -886,11 +888,16 @@ def combine(parts: list[RankPart], profile: Any, tolerance_s: float | None = Non
             # calls that ran at once share their exposed time: the step saves at most its exposed
             # communication (the union), and never more than the step itself
             cap = min(st.exposed_s, st.span_s)
+            # a bound extrapolated past the profile (a larger group than it measured) saves nothing
             savings.append((min(cap, sum(r.saving(r.nccl_s) for r in inside)),
-                            min(cap, sum(r.saving(r.bound_s) for r in inside))))
+                            min(cap, sum(r.saving(None if r.extrapolated else r.bound_s) for r in inside))))
     warnings = machine_warnings(traces, profile.topologies[0] if getattr(profile, "topologies", None) else None)
     for t in traces:
         warnings += [f"{Path(t.path).name}: {n}" for n in t.notes]
+    past = [r for r in rows if r.extrapolated]
+    if past:
+        warnings.append(f"{len(past)} call(s) on groups larger than the profile measured ({past[0].extrapolated}): "
+                        "their bounds are extrapolated, labelled so, and left out of the savings at the bound")
     if summary is not None and summary.unmatched_calls:
         warnings.append(summary.line() + "; --json lists the unmatched with why")
     return TraceReport(traces, rows, steps, savings, matched, warnings, unmatched, summary)
@@ -978,7 +985,10 @@ def place_row(row: Any, c: Any, time_s: float | None, profile: Any, model: Any, 
     if isinstance(got, str):
         row.nccl_how = got
         return
-    p0, bound, row.nccl_s, row.nccl_how = got
+    p0, bound, row.nccl_s, row.nccl_how, past = got
+    if past:
+        row.extrapolated = past  # a TelemetryRow too: the label travels with the row
+        row.nccl_how += f"; the bound is extrapolated: {past}"
     if time_s:
         p = dataclasses.replace(p0, measured_time_s=time_s)
         row.placement = with_bound(p, bound, row.nccl_s) if bound is not None else p
@@ -1012,9 +1022,22 @@ def _placed_kind(c: Any, profile: Any, model: Any) -> Any:
         except CostError as e:
             bound = None
             p0 = dataclasses.replace(p0, cost_notes=(f"cost model not computed: {e}",))
-        return p0, bound, nccl_s, how
+        return p0, bound, nccl_s, how, past_the_profile(profile, c.group_size)
     except (WorkloadError, PlacementError) as e:
         return f"not placed: {e}"
+
+
+def past_the_profile(profile: Any, ranks: int | None) -> str:
+    """Why a group of `ranks` lies past what `profile` measured (more GPUs than it had,
+    or so more nodes than it spans), or "" where it does not."""
+    topos = list(getattr(profile, "topologies", None) or [])
+    gpus = sum(len(getattr(t, "gpus", []) or []) for t in topos)
+    if not ranks or not gpus or ranks <= gpus:
+        return ""
+    per_node = max(len(getattr(t, "gpus", []) or []) for t in topos)
+    nodes = -(-ranks // per_node)
+    return (f"the profile measured {gpus} GPU(s) on {len(topos)} node(s); a group of {ranks} ranks needs more "
+            f"(on nodes like these, {nodes})")
 
 
 def _member_index(rows: list[CollectiveRow]) -> Any:
