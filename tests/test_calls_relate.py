@@ -350,3 +350,10 @@ def test_a_group_larger_than_the_profile_gets_a_labelled_bound_and_no_saving(tmp
     ar2 = next(r for r in two.rows if r.call.collective == "all_reduce")
     assert ar2.extrapolated == "" and ar2.to_dict()["bound_extrapolated"] is None
     assert two.savings[0][1] > 0 and not any("larger than the profile" in w for w in two.warnings)
+
+
+@pytest.mark.parametrize("ranks,label", [(2, ""), (3, "a group of 3 ranks needs more (on nodes like these, 2)"),
+                                         (4, "a group of 4 ranks needs more (on nodes like these, 2)")])
+def test_past_the_profile_starts_one_rank_past_its_gpus(ranks, label):
+    got = P.past_the_profile(REF, ranks)
+    assert got == ("" if not label else "the profile measured 2 GPU(s) on 1 node(s); " + label)
