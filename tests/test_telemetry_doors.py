@@ -309,3 +309,12 @@ def test_nccl_tests_door(tmp_path, data):
 def write_raw(path, data):
     path.write_bytes(data)
     return path
+
+
+def test_a_dump_stats_marker_whose_rank_is_not_an_integer_is_refused(tmp_path):
+    # found by test_inspector_json_door: {"rank": {}} in a marker was a TypeError
+    lines = dump("v4.2", 0, 2, three_calls("v4.2", n=2))
+    lines[0]["header"]["rank"] = {}
+    f = write(tmp_path / "a-pid1.log", lines)
+    assert "line 1: missing or bad field (header.rank is '{}', not an integer) in a dump_stats marker" in \
+        one_line_refusal(f)

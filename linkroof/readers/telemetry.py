@@ -309,6 +309,7 @@ def read_inspector_jsonl(path: str | Path) -> Telemetry:
                     raise _err(path_s, no, "a dump_stats marker without its header and counts")
                 versions.add(_inspector_version(meta, path_s, no))
                 try:
+                    mrank = _int(head.get("rank"), "header.rank")
                     left = {k: _int(stats.get(f"{k.split('_')[0]}_records", 0), f"{k.split('_')[0]}_records")
                             for k in INSPECTOR_PAYLOADS}
                     dropped = {k: _int(stats.get(f"{k}_dropped_total", 0), f"{k}_dropped_total")
@@ -318,7 +319,7 @@ def read_inspector_jsonl(path: str | Path) -> Telemetry:
                 if not all(0 <= n <= MAX_CALLS for n in [*left.values(), *dropped.values()]):
                     raise _err(path_s, no, f"dump_stats counts {left | dropped} out of range")
                 marker = {"head": head, "meta": meta, "no": no, "left": left, "used": False}
-                d = drops.setdefault((_name(head.get("id", ""), bad), head.get("rank")), {})
+                d = drops.setdefault((_name(head.get("id", ""), bad), mrank), {})
                 for k, n in dropped.items():  # cumulative totals: the last marker's is the file's
                     d[k] = max(d.get(k, 0), n)
                 continue
