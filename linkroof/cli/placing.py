@@ -404,8 +404,12 @@ def trace(ctx: click.Context, files: tuple[str, ...], which: str | None, as_json
 
     from ..readers.traces import analyze, analyze_job, read_trace
 
-    if scheduler and engine != "dask":
+    if scheduler is not None and engine != "dask":
         raise click.UsageError("--scheduler needs --engine dask")
+    if scheduler is not None:
+        from ..readers.traces import check_scheduler
+
+        check_scheduler(scheduler)  # one line before any file is read or any connection tried
     for f in files:  # every file checked before any is read (one clear line for a bad name)
         from ..files import regular_file
 

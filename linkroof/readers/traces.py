@@ -18,6 +18,7 @@ import gzip
 import os
 import re
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,7 @@ class Trace:
     groups: dict[str, int]  # process group name -> size
     notes: list[str] = field(default_factory=list)
     step_of: list[int] = field(default_factory=list)  # beside each activity, its step's index in `steps` (-1: none)
+    span_ns: tuple[int, int] = (0, 0)  # the first GPU activity's start and the last one's end
     _found: list | None = field(default=None, init=False, repr=False)  # (activity, call), found once
 
     def __getstate__(self) -> dict:  # a rank read in another process comes back as tuples (see _Collector)
@@ -598,7 +600,8 @@ def read_trace(path: str | Path, progress: Any = None) -> Trace:
     props = [d for d in meta.get("deviceProperties") or [] if isinstance(d, dict)] \
         if isinstance(meta.get("deviceProperties"), list) else []
     return Trace(str(p), rank, world, str(dist.get("backend", "")), props,
-                 acts, kargs, launches, CommOps(ops), steps, groups, notes=notes, step_of=step_of)
+                 acts, kargs, launches, CommOps(ops), steps, groups, notes=notes, step_of=step_of,
+                 span_ns=(min(a.start_ns for a in acts), max(a.end_ns for a in acts)))
 
 
 def _once(items: Any, key: Any = None) -> tuple[list, int]:
@@ -674,7 +677,8 @@ def read_job(paths: list[str], workers: int | None = None, progress: Any = None)
     core, `workers` to choose; 1 reads them here): refused when they cannot be (two
     files of one rank, world sizes or process groups that differ). `progress(done,
     total, what)`: files read of the job, or bytes of one file."""
-    workers = min(len(paths), workers or os.cpu_count() or 1)
+    check_files(paths)
+    workers = min(len(paths), workers or os.cpu_count() or 1, os.cpu_count() or 1)
     if workers > 1:
         import concurrent.futures as cf
         import multiprocessing as mp
@@ -693,6 +697,50 @@ def read_job(paths: list[str], workers: int | None = None, progress: Any = None)
         traces = [read_trace(p) for p in paths]
     check_job(traces)
     return traces
+
+
+def check_files(paths: Sequence[str]) -> None:
+    """Refuses a job's file given twice: by its path, or by its content (the same size and
+    the same first and last MiB: a copy under another name), which would count every call
+    twice."""
+    import hashlib
+
+    seen: dict[Any, str] = {}
+    for p in paths:
+        real = os.path.realpath(p)
+        try:
+            size = os.path.getsize(real)
+            with open(real, "rb") as f:
+                head = f.read(1 << 20)
+                f.seek(max(0, size - (1 << 20)))
+                tail = f.read(1 << 20)
+        except OSError:
+            continue  # read_trace says why, in one line
+        for key in (("path", real), ("content", size, hashlib.sha256(head + tail).hexdigest())):
+            if key in seen:
+                how = "twice" if key[0] == "path" else f"twice: {seen[key]} and {p} hold the same bytes"
+                raise TraceError(f"{p}: given {how} (each call would be counted twice)")
+            seen[key] = p
+
+
+TIME_APART_S = 600.0  # ranks of one job whose traces start further apart than this are said to be
+
+
+def job_warnings(traces: list[Trace]) -> list[str]:
+    """What makes a job's ranks doubtful without refusing them: traces that start far
+    apart (a rank recorded on another day or in another job: nothing can be matched)."""
+    spans = [(t.span_ns[0], t) for t in traces if t.span_ns != (0, 0)]
+    if len(spans) < 2:
+        return []
+    (lo, first), (hi, last) = min(spans, key=lambda x: x[0]), max(spans, key=lambda x: x[0])
+    apart = (hi - lo) * 1e-9
+    if apart <= TIME_APART_S:
+        return []
+    def who(t: Trace) -> str:
+        return f"rank {t.rank}" if t.rank is not None else Path(t.path).name
+
+    return [f"{who(last)}'s trace starts {apart / 3600:.1f} h after {who(first)}'s: not one window of one job (the "
+            "ranks' clocks or recordings differ by hours); no call can be matched across them"]
 
 
 def check_job(traces: list[Trace]) -> None:
@@ -894,6 +942,7 @@ def combine(parts: list[RankPart], profile: Any, tolerance_s: float | None = Non
     warnings = machine_warnings(traces, profile.topologies[0] if getattr(profile, "topologies", None) else None)
     for t in traces:
         warnings += [f"{Path(t.path).name}: {n}" for n in t.notes]
+    warnings += job_warnings(traces)
     past = [r for r in rows if r.extrapolated]
     if past:
         warnings.append(f"{len(past)} call(s) on groups larger than the profile measured ({past[0].extrapolated}): "
@@ -928,10 +977,11 @@ def analyze_job(paths: list[str], profile: Any, engine: str = "local", workers: 
     cluster of `workers` processes). The report keeps light traces (no intervals)."""
     if engine not in ("local", "dask"):
         raise TraceError(f"engine {engine!r}: local or dask")
+    check_files(paths)
     if engine == "dask":
         parts = _map_dask(paths, profile, workers, scheduler, progress)
     else:
-        n = min(len(paths), workers or os.cpu_count() or 1)
+        n = min(len(paths), workers or os.cpu_count() or 1, os.cpu_count() or 1)  # never more processes than cores
         if n <= 1:
             parts = [_part_of_file(p, profile) for p in paths]
         else:
@@ -954,9 +1004,11 @@ def _map_dask(paths: list[str], profile: Any, workers: int | None, scheduler: st
     except ImportError:
         raise TraceError("the Dask engine needs dask.distributed: pip install 'linkroof[dask]'") from None
     cluster = None
-    if scheduler is None:
-        cluster = LocalCluster(n_workers=workers or min(len(paths), os.cpu_count() or 1), threads_per_worker=1,
-                               processes=True, dashboard_address=None)
+    if scheduler is not None:
+        check_scheduler(scheduler)
+    else:  # a local cluster: never more worker processes than files or cores
+        cluster = LocalCluster(n_workers=min(len(paths), workers or os.cpu_count() or 1, os.cpu_count() or 1),
+                               threads_per_worker=1, processes=True, dashboard_address=None)
     try:
         with Client(cluster or scheduler) as client:
             futures = client.map(_part_of_file, paths, profile=profile, pure=False)
@@ -971,6 +1023,33 @@ def _map_dask(paths: list[str], profile: Any, workers: int | None, scheduler: st
     finally:
         if cluster is not None:
             cluster.close()
+
+
+def check_scheduler(address: str) -> str:
+    """A Dask scheduler's address as Dask parses it (tcp://host:8786, tls://..., or
+    host:port), else TraceError naming what is wrong, before any connection."""
+    try:
+        from distributed.comm import parse_address
+        from distributed.comm.addressing import parse_host_port
+    except ImportError:
+        raise TraceError("the Dask engine needs dask.distributed: pip install 'linkroof[dask]'") from None
+    if not isinstance(address, str) or not address.strip() or any(c.isspace() for c in address):
+        raise TraceError(f"--scheduler {address!r}: not a Dask scheduler's address (give tcp://host:8786)")
+    try:
+        scheme, where = parse_address(address)
+        from distributed.comm.registry import backends
+
+        if scheme not in backends:
+            raise ValueError(f"no Dask transport {scheme!r}: one of {', '.join(sorted(backends))}")
+        if scheme in ("tcp", "tls", "ws", "wss"):
+            parse_host_port(where)
+            port = int(where.rsplit(":", 1)[1])
+            if not 0 < port < 65536:
+                raise ValueError(f"port {port} is not 1 to 65535")
+    except (ValueError, TypeError, IndexError) as e:
+        raise TraceError(f"--scheduler {address!r}: not a Dask scheduler's address ({e}; give tcp://host:8786)") \
+            from None
+    return address
 
 
 def place_row(row: Any, c: Any, time_s: float | None, profile: Any, model: Any, placed: dict, key: tuple) -> None:
