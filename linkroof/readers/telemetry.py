@@ -807,15 +807,41 @@ def _skews(calls: list[TelemetryCall]) -> list[Skew]:
             first, last = min(starts, key=lambda c: c.start_us), max(starts, key=lambda c: c.start_us)
             how = ("measured: kernel starts on the hosts' clocks" if cs[0].source.startswith("NCCL Inspector")
                    else "measured, coarse: when each rank's watchdog saw the call start (host clocks)")
-            out.append(Skew(comm, seq, coll, size, ranks, (last.start_us - first.start_us) * 1e-6, last.rank, how))
+            skew = (last.start_us - first.start_us) * 1e-6
+            tied = sum(1 for c in starts if last.start_us - c.start_us <= TIE_US) > 1
+            out.append(Skew(comm, seq, coll, size, ranks, skew, None if tied else last.rank,
+                            how + ("; a tie: several ranks started last together, none named" if tied else "")))
             continue
         timed = [c for c in cs if c.time_s]
         if len(timed) == len(cs):
             # a collective waits for every rank: the one that came last waited least
             short, long_ = min(timed, key=lambda c: c.time_s), max(timed, key=lambda c: c.time_s)
-            out.append(Skew(comm, seq, coll, size, ranks, long_.time_s - short.time_s, short.rank,
-                            "inferred: the rank with the shortest time arrived last (the others waited for it)"))
+            tied = sum(1 for c in timed if c.time_s - short.time_s <= TIE_US * 1e-6) > 1
+            out.append(Skew(comm, seq, coll, size, ranks, long_.time_s - short.time_s, None if tied else short.rank,
+                            "inferred: the rank with the shortest time arrived last (the others waited for it)"
+                            + ("; a tie: several ranks had the shortest time, none named" if tied else "")))
     return out
+
+
+TIE_US = 1.0  # ranks within this of the last arrival arrived together: none of them is named last
+APART_S = 600.0  # ranks whose first recorded starts lie further apart than this are said to
+
+
+def _apart_warnings(calls: list[TelemetryCall]) -> list[str]:
+    """Ranks whose recordings start hours apart (another day, another job): said, as no
+    skew between them means anything."""
+    first: dict[int, float] = {}
+    for c in calls:
+        if c.rank is not None and c.start_us is not None and math.isfinite(c.start_us):
+            first[c.rank] = min(first.get(c.rank, c.start_us), c.start_us)
+    if len(first) < 2:
+        return []
+    lo, hi = min(first, key=first.__getitem__), max(first, key=first.__getitem__)
+    apart = (first[hi] - first[lo]) * 1e-6
+    if apart <= APART_S:
+        return []
+    return [f"rank {hi}'s calls start {apart / 3600:.1f} h after rank {lo}'s: not one window of one job; skews "
+            "between them mean nothing"]
 
 
 def _per_rank(tels: list[Telemetry], calls: list[TelemetryCall], skews: list[Skew]) -> list[RankSummary]:
@@ -831,6 +857,8 @@ def _per_rank(tels: list[Telemetry], calls: list[TelemetryCall], skews: list[Ske
             for i in range(min(len(r) for r in rows)):
                 col = [r[i] for r in rows]
                 worst = max(range(len(col)), key=col.__getitem__)
+                if sum(1 for x in col if col[worst] - x <= TIE_US) > 1:
+                    continue  # a tie at the top: no process was the slowest
                 late.setdefault(worst, []).append((col[worst] - min(col)) * 1e-6)
             for p, r in enumerate(rows):
                 rows_by_proc.setdefault(p, []).extend(r)
@@ -851,7 +879,14 @@ def _per_rank(tels: list[Telemetry], calls: list[TelemetryCall], skews: list[Ske
     for s in skews:
         if s.last_rank is not None:
             lateness.setdefault(s.last_rank, []).append(s.skew_s)
-    how = " and ".join(sorted(hows)) or "no call recorded on two ranks"
+    if hows:
+        how = " and ".join(sorted(hows))
+    elif len(by_rank) > 1:
+        how = ("not measured: the calls recorded ({}) carry no start or time that two ranks share"
+               .format(", ".join(f"rank {r}: {len(cs)}" for r, cs in sorted(by_rank.items())[:4])
+                       + (" ..." if len(by_rank) > 4 else "")))
+    else:
+        how = "one rank's calls only: no other rank to compare with"
     for rank, cs in sorted(by_rank.items()):
         times = [c.time_s for c in cs if c.time_s]
         lat = lateness.get(rank, [])
@@ -869,7 +904,8 @@ def _per_node(per_rank: list[RankSummary]) -> list[dict]:
         meds = [r.median_s for r in rs if r.median_s]
         out.append({"host": host, "ranks": [r.rank for r in rs], "times_last": sum(r.times_last for r in rs),
                     "median_s": statistics.median(meds) if meds else None,
-                    "worst_rank": max(rs, key=lambda r: (r.times_last, r.mean_lateness_s)).rank})
+                    "worst_rank": max(rs, key=lambda r: (r.times_last, r.mean_lateness_s)).rank
+                    if any(r.times_last for r in rs) else None})  # no rank last: none named (never rank 0 by order)
     return out
 
 
@@ -910,6 +946,7 @@ def analyze_telemetry(tels: list[Telemetry], profile: Any) -> TelemetryReport:
     for t in tels:
         warnings += [f"{Path(t.path).name}: {n}" for n in t.notes]
     warnings += _progress_warnings(tels)
+    warnings += _apart_warnings(calls)
     ranks = [c.rank for c in calls if c.rank is not None]
     if tels and len({t.source for t in tels}) > 1:
         warnings.append("files of different formats given together: each is read as its own, skews within one "
