@@ -357,3 +357,20 @@ def test_a_group_larger_than_the_profile_gets_a_labelled_bound_and_no_saving(tmp
 def test_past_the_profile_starts_one_rank_past_its_gpus(ranks, label):
     got = P.past_the_profile(REF, ranks)
     assert got == ("" if not label else "the profile measured 2 GPU(s) on 1 node(s); " + label)
+
+
+def test_another_machines_gpus_are_said_once_for_all_ranks(tmp_path):
+    """Four ranks recorded on A100s, placed against the H200 profile: one warning naming
+    the four files, not four warnings."""
+    files = []
+    for r in range(4):
+        t = G.tier1_rank(r, world=4)
+        t.meta["deviceProperties"] = [{"id": 0, "name": "NVIDIA A100-SXM4-80GB", "numSms": 108}]
+        files.append(t.write(tmp_path / f"r{r}.json"))
+    rep = P.analyze_job(files, REF, workers=1)
+    said = [w for w in rep.warnings if "recorded on NVIDIA A100" in w]
+    assert len(said) == 1 and said[0].startswith("4 ranks' traces (r0.json, r1.json, r2.json ...) were recorded on")
+
+
+def test_an_int64_all_to_all_recorded_as_long_is_sized():
+    assert TR.c10_dtype("long") == ("int64", 8) and TR.c10_dtype("long int") == ("int64", 8)

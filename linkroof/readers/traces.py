@@ -846,12 +846,17 @@ def machine_warnings(traces: list[Trace], topology: Any) -> list[str]:
     if topology is None:
         return out
     mine = {g.name for g in topology.gpus}
+    by_gpus: dict[tuple[str, ...], list[str]] = {}  # one warning per set of GPUs, naming its files, not one per rank
     for t in traces:
         names = {str(d.get("name")) for d in t.devices if isinstance(d, dict) and d.get("name")}
         if names and mine and not names & mine:
-            out.append(f"{Path(t.path).name} was recorded on {', '.join(sorted(names))}; the profile placed against "
-                       f"describes {', '.join(sorted(mine))}: the figures compare another machine's run with this "
-                       "one's")
+            by_gpus.setdefault(tuple(sorted(names)), []).append(Path(t.path).name)
+    for names, files in by_gpus.items():
+        which = files[0] if len(files) == 1 else (f"{len(files)} ranks' traces ({', '.join(files[:3])}"
+                                                   + (" ..." if len(files) > 3 else "") + ")")
+        out.append(f"{which} {'was' if len(files) == 1 else 'were'} recorded on {', '.join(names)}; the profile "
+                   f"placed against describes {', '.join(sorted(mine))}: the figures compare another machine's run "
+                   "with this one's")
     return out
 
 

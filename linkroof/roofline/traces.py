@@ -37,7 +37,8 @@ C10_DTYPES = {"Float": ("fp32", 4), "BFloat16": ("bf16", 2), "Half": ("fp16", 2)
               "Byte": ("uint8", 1), "Bool": ("bool", 1), "Float8_e4m3fn": ("fp8", 1), "Float8_e5m2": ("fp8", 1),
               "Float8_e4m3fnuz": ("fp8", 1), "Float8_e5m2fnuz": ("fp8", 1), "ComplexFloat": ("complex64", 8)}
 INPUT_TYPES = {"float": "Float", "c10::BFloat16": "BFloat16", "c10::Half": "Half", "double": "Double",
-               "long int": "Long", "int64_t": "Long", "int": "Int", "short int": "Short", "signed char": "Char",
+               "long int": "Long", "int64_t": "Long", "long": "Long", "long long": "Long", "long long int": "Long",
+               "int": "Int", "short int": "Short", "signed char": "Char",
                "unsigned char": "Byte", "bool": "Bool", "c10::Float8_e4m3fn": "Float8_e4m3fn",
                "c10::Float8_e5m2": "Float8_e5m2", "c10::complex<float>": "ComplexFloat"}
 
