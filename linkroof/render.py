@@ -610,7 +610,10 @@ def telemetry_view(report: Any) -> Group:
         if c.stats:
             time += f" (p50; p99 {format_time(c.stats['p99_us'] * 1e-6)})"
         tab.add_row(clean(c.source), _opt(c.rank, str), clean(c.comm)[:18], _opt(c.seq, str),
-                    c.collective or "unknown", _opt(c.size_bytes, format_size), _opt(c.group_size, str), time,
+                    c.collective or "unknown",
+                    _opt(c.size_bytes, format_size) if c.size_bytes or not c.size_range else
+                    f"{format_size(c.size_range[0])}-{format_size(c.size_range[1])} (bucket)",
+                    _opt(c.group_size, str), time,
                     _opt(c.busbw, format_rate), _opt(c.recorded_busbw, format_rate),
                     format_time(r.nccl_s) if r.nccl_s else clean(r.nccl_how)[:60],
                     _opt(r.fraction_of_nccl, lambda f: f"{f:.0%}"), _opt(r.bound_s, format_time),

@@ -330,3 +330,15 @@ def test_json_numbers_are_never_nan_in_the_report(tmp_path):
     doc = report.to_dict()
     text = json.dumps(doc, allow_nan=False)  # raises on NaN or Infinity
     assert "NaN" not in text and len(doc["collectives"]) == 3 and not math.isnan(doc["collectives"][0]["time_s"])
+
+
+def test_the_telemetry_table_shows_a_buckets_range_not_unknown(tmp_path):
+    from click.testing import CliRunner
+
+    from linkroof.cli import cli
+
+    f = tmp_path / "nccl_inspector_metrics_GPU-0.prom"
+    f.write_text(prom_bucket(678.263, 9498.47))
+    out = CliRunner().invoke(cli, ["--width", "250", "telemetry", str(f), "--profile", "reference"])
+    assert out.exit_code == 0, out.output
+    assert "4 GiB-5 GiB (bucket)" in out.output
