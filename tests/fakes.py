@@ -247,3 +247,34 @@ def a100_mig() -> Scenario:
 
 SCENARIOS = {"h200x2_like": h200x2_like, "hgx_h100_8": hgx_h100_8, "pcie_box_4": pcie_box_4,
              "nvml_refuses_links": nvml_refuses_links, "a100_mig": a100_mig}
+
+
+_STARTUP: list[float] = []
+
+
+def startup_s() -> float:
+    """How long a stand-in target takes to start here and now: a fresh interpreter that
+    imports numpy and the result channel, timed once per session (the median of three).
+    A machine under load (other suites beside this one) starts it slower."""
+    if not _STARTUP:
+        import statistics
+        import subprocess
+        import sys
+        import time
+
+        times = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, "-c", "import numpy, linkroof.scoring.channel"], check=True,
+                           capture_output=True)
+            times.append(time.perf_counter() - t0)
+        _STARTUP.append(statistics.median(times))
+    return _STARTUP[0]
+
+
+def deadline(base_s: float, starts: int = 2) -> float:
+    """A target's deadline from the work, not the wall clock: `base_s` (what the test
+    means: a hang is called after it) plus the time `starts` fresh interpreters take to
+    start here now (a sandbox's launcher and the target), four times over for the
+    variance under load."""
+    return base_s + 4 * starts * startup_s()

@@ -28,6 +28,7 @@ from linkroof.scoring.channel import MAX_HEADER, Listener, Reporter, _frame
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_score_hostile import fake, marked, store_and_cwd  # noqa: E402
+from fakes import deadline  # noqa: E402
 
 pytestmark = pytest.mark.skipif(jail.probe()["mode"] == "none", reason="no namespaces here: " + jail.probe()["why"])
 
@@ -103,9 +104,9 @@ def attacked(tmp_path_factory):
     try:
         with store_and_cwd(store, work):
             rows = S.score("m:reference", [f"m:{n}" for n in ATTACKS], "m:inputs", protocol="linkroof", trials=2,
-                           deadline_s=6.0, command=fake(), max_output_bytes=4096)
+                           deadline_s=deadline(6.0), command=fake(), max_output_bytes=4096)
             timed = S.score("m:reference", [f"m:{n}" for n in TIME_ATTACKS], "m:inputs", protocol="pkb", trials=1,
-                            iters=300, warmup=1, deadline_s=6.0, command=fake())
+                            iters=300, warmup=1, deadline_s=deadline(6.0), command=fake())
     finally:
         stop.set()
         t.join(timeout=2)
@@ -247,9 +248,9 @@ def test_the_references_outputs_stay_in_the_judges_memory(tmp_path, monkeypatch)
         return real(target, *a, **k)
 
     monkeypatch.setattr(S, "run_target", spy)
-    S.score("m:reference", ["m:good"], "m:inputs", trials=1, deadline_s=6.0, command=fake(), sandbox="none")
+    S.score("m:reference", ["m:good"], "m:inputs", trials=1, deadline_s=deadline(6.0), command=fake(), sandbox="none")
     assert seen == {"m:reference": True, "m:good": False}
-    res = real(S.Target.of("m:reference"), "m:inputs", 1, "linkroof", str(tmp_path / "ref"), 1, deadline_s=6.0,
+    res = real(S.Target.of("m:reference"), "m:inputs", 1, "linkroof", str(tmp_path / "ref"), 1, deadline_s=deadline(6.0),
                command=fake(), reference=True, sandbox="none")
     paths = [p for trial in res.outputs[0].values() for p in trial]
     assert paths and all(p.startswith(f"/proc/{os.getpid()}/fd/") for p in paths)
@@ -283,7 +284,7 @@ def test_a_missing_path_never_exposes_the_judges_temporary_folder(tmp_path, monk
     start. Only existing folders below /tmp are kept visible, never /tmp itself."""
     monkeypatch.setenv("PYTHONPATH", "/tmp/linkroof-no-such-folder" + os.pathsep + os.environ.get("PYTHONPATH", ""))
     (tmp_path / "judge-file").write_text("x")
-    rows = S.score("m:reference", ["m:good", "m:readref"], "m:inputs", trials=1, deadline_s=6.0, command=fake())
+    rows = S.score("m:reference", ["m:good", "m:readref"], "m:inputs", trials=1, deadline_s=deadline(6.0), command=fake())
     assert rows[0]["correct"] and rows[0]["sandbox"]["mode"] != "none", rows[0]
     assert not rows[1]["correct"]
     got = S.exposed(["/tmp/linkroof-no-such-folder", str(tmp_path / "judge-file"), str(tmp_path / "missing.py"),

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from linkroof.cli import cli
 from linkroof.scoring import score as S
+from fakes import deadline  # noqa: E402
 
 FAKE = str(Path(__file__).parent / "tools" / "fake_score_child.py")
 L2 = 50 * 1024 * 1024
@@ -88,7 +89,7 @@ def fake(ranks=1):
 
 def test_a_batch_gives_one_row_per_candidate_whatever_it_does(tmp_path):
     rows = S.score("m:reference", ["m:good", "m:slow", "m:wrong", "m:nan", "m:shape", "m:raises", "m:hangs",
-                                   "m:crash"], "m:inputs", ranks=1, protocol="pkb", trials=3, deadline_s=4.0,
+                                   "m:crash"], "m:inputs", ranks=1, protocol="pkb", trials=3, deadline_s=deadline(4.0),
                    command=fake())
     by = {r["candidate"]: r for r in rows}
     assert list(by) == ["good", "slow", "wrong", "nan", "shape", "raises", "hangs", "crash"]
@@ -108,7 +109,7 @@ def test_a_batch_gives_one_row_per_candidate_whatever_it_does(tmp_path):
 
 def test_the_slowest_rank_counts_and_a_hung_rank_is_named(tmp_path):
     rows = S.score("m:reference", ["m:good", "m:halfhang"], "m:inputs", ranks=2, protocol="pkb", trials=2,
-                   deadline_s=4.0, command=fake(2))
+                   deadline_s=deadline(4.0), command=fake(2))
     good, half = rows
     assert good["time_s"] == pytest.approx(0.05e-3 * 1.2) and good["speedup"] == pytest.approx(2.0)
     assert half["failure"]["kind"] == "hang" and half["failure"]["ranks"] == [1]
@@ -298,7 +299,7 @@ def test_every_row_carries_its_clock_state_and_the_references():
     the reference's, and the feedback says it (and the reference's where they differ);
     a harness that sent none is 'unknown', said so, never left out."""
     rows = S.score("m:reference", ["m:good", "m:good__drift", "m:good__noclock"], "m:inputs", ranks=1,
-                   protocol="pkb", trials=1, deadline_s=10.0, command=fake())
+                   protocol="pkb", trials=1, deadline_s=deadline(10.0), command=fake())
     by = {r["candidate"]: r for r in rows}
     assert by["good"]["clock"]["state"] == "burst" and by["good"]["reference_clock"]["state"] == "burst"
     assert "clock: burst, SM 1980 MHz" in by["good"]["feedback"] and "the reference's" not in by["good"]["feedback"]

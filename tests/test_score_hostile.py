@@ -20,6 +20,8 @@ from linkroof.scoring import score as S
 from linkroof.scoring import procs as score_procs
 from linkroof.scoring.channel import Listener, Reporter
 
+from fakes import deadline  # noqa: E402
+
 FAKE = str(Path(__file__).parent / "tools" / "fake_score_child.py")
 
 
@@ -47,10 +49,12 @@ def store_and_cwd(store, work):
 
 
 def marked():
-    """Every live process carrying a score target's mark, anywhere."""
+    """Every live process carrying the mark of a target this test process started: never
+    another judge's (a second copy of the suite running beside this one)."""
+    mine = score_procs.issued_marks()
     out = []
     for pid, (_, state) in score_procs.processes().items():
-        if state != "Z" and score_procs._mark_of(pid):
+        if state != "Z" and score_procs._mark_of(pid) in mine:
             out.append(pid)
     return out
 
@@ -70,7 +74,7 @@ def battery(tmp_path_factory, request):
     store.write_bytes(b"SQLite format 3\0 stand-in")
     with store_and_cwd(store, tmp_path_factory.mktemp("work")):  # where the candidates run (one writes a file)
         rows = S.score("m:reference", [f"m:{n}" for n in HOSTILE], "m:inputs", protocol="linkroof", trials=2,
-                       deadline_s=6.0, command=fake(), max_output_bytes=4096, sandbox=request.param)
+                       deadline_s=deadline(6.0), command=fake(), max_output_bytes=4096, sandbox=request.param)
     return {r["candidate"]: r for r in rows}, store
 
 
@@ -390,7 +394,7 @@ def test_fuzzed_hostile_candidates_each_get_one_honest_row(tmp_path_factory, can
     store.write_text("a store")
     names = ["__".join(sorted(c)) for c in cands]
     with store_and_cwd(store, work):
-        rows = S.score("m:reference", [f"m:{n}" for n in names], "m:inputs", trials=1, deadline_s=3.0,
+        rows = S.score("m:reference", [f"m:{n}" for n in names], "m:inputs", trials=1, deadline_s=deadline(3.0),
                        command=fake(), max_output_bytes=4096)
     assert [r["candidate"] for r in rows] == names
     for c, r in zip(cands, rows):

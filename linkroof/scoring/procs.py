@@ -24,6 +24,7 @@ import time
 MARK = "LINKROOF_SCORE_JOB"
 _subreaper: bool | None = None
 _live: set[str] = set()  # the marks of the targets running now (a batch runs several at once)
+_issued: set[str] = set()  # every mark this process gave out: its own targets, not another judge's
 _lock = threading.Lock()
 
 
@@ -32,12 +33,19 @@ def new_mark() -> str:
     m = secrets.token_hex(8)
     with _lock:
         _live.add(m)
+        _issued.add(m)
     return m
 
 
 def live_marks() -> set[str]:
     with _lock:
         return set(_live)
+
+
+def issued_marks() -> set[str]:
+    """Every mark this process gave out (a judge's own targets, finished or not)."""
+    with _lock:
+        return set(_issued)
 
 
 def finish(mark: str) -> None:
