@@ -18,7 +18,8 @@ import gzip
 import os
 import re
 import zlib
-from collections.abc import Sequence
+from array import array
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -98,20 +99,60 @@ class Trace:
         return self._found
 
 
+MAX_NS = 1 << 62  # a time past 146 years from the clock's zero in ns (4.6e18) is no profiler's
+MAX_DUR_NS = 86_400 * 10**9  # an activity or a step of over a day did not complete while profiled
+MAX_ID = 1 << 63  # a device, stream, thread or correlation id past int64 is no profiler's
+MAX_BYTES = 1 << 50  # a copy, memset or collective message over 1 PiB is not one
+MAX_ELEMENTS = 1 << 48  # a collective's elements (args, shapes) past 2^48 are not one
+
+
 def _ns(us: Any) -> int:
     """Microseconds (a JSON number, as the profiler writes them) to integer ns; a string,
-    a bool or a missing value raises TypeError (the event is skipped and counted)."""
+    a bool or a missing value raises TypeError, NaN, an infinity or a time past MAX_NS
+    ValueError or OverflowError (the event is skipped and counted)."""
     if type(us) is not float and type(us) is not int:
         raise TypeError("a time that is not a number")
-    return int(round(us * 1000))
+    ns = int(round(us * 1000))
+    if not -MAX_NS < ns < MAX_NS:
+        raise ValueError("a time past MAX_NS")
+    return ns
 
 
 def _dur_ns(e: dict) -> int:
-    """An event's duration in ns: never negative (a negative one raises ValueError)."""
+    """An event's duration in ns: never negative (a negative one raises ValueError), nor
+    over MAX_DUR_NS."""
     d = _ns(e.get("dur", 0))
     if d < 0:
         raise ValueError("a negative duration")
+    if d > MAX_DUR_NS:
+        raise ValueError("a duration of over a day")
     return d
+
+
+def _id(v: Any) -> int:
+    """An integer field of an event (device, stream, correlation, thread): an int, or a
+    float or a string holding one; missing, null or empty is 0. A bool (true is not 1),
+    NaN, a list or a value past MAX_ID raises (the event is skipped and counted)."""
+    t = type(v)
+    if t is int:
+        x = v
+    elif v is None or v == "":
+        return 0
+    elif t is float or t is str:
+        x = int(v)  # NaN, "x": ValueError; an infinity: OverflowError
+    else:
+        raise TypeError("an id that is not an integer")
+    if not -MAX_ID <= x < MAX_ID:
+        raise ValueError("an id past int64")
+    return x
+
+
+def _size(v: Any, most: int) -> int:
+    """A count (bytes, elements) of an event: as _id, and from 0 to `most`."""
+    x = _id(v)
+    if not 0 <= x <= most:
+        raise ValueError("a size out of range")
+    return x
 
 
 def _open(p: Path) -> Any:
@@ -128,21 +169,31 @@ NO_ARGS: dict = {}
 
 
 def _dims(v: Any) -> tuple[int, int, int]:
-    """A kernel's grid or block as three ints ((0, 0, 0) where the trace has none)."""
+    """A kernel's grid or block as three ints ((0, 0, 0) where the trace has none); a
+    non-list, a bool or a dimension past 2^32 raises (the event is skipped and counted)."""
     if type(v) is list and len(v) == 3:
-        return int(v[0]), int(v[1]), int(v[2])
-    if not v:
+        a, b, c = v
+        if type(a) is int and type(b) is int and type(c) is int and 0 <= a <= 1 << 32 and 0 <= b <= 1 << 32 \
+                and 0 <= c <= 1 << 32:
+            return a, b, c
+    if v is None or v == [] or v == "" or v == 0:
         return 0, 0, 0
-    x = [int(a) for a in v][:3]  # a list of another length; a non-list raises TypeError: the event is skipped
+    if type(v) is not list:
+        raise TypeError("a grid that is not a list")
+    x = [_size(a, 1 << 32) for a in v[:3]]
     return tuple(x + [0] * (3 - len(x)))  # type: ignore[return-value]
 
 
 def _tid(e: dict) -> int:
+    """An event's thread: an integer (as _id), 0 where it is named by a string
+    ("stream 7") or missing; a bool raises."""
     tid = e.get("tid", 0)
-    return int(tid) if isinstance(tid, (int, float)) or str(tid).isdigit() else 0
+    if type(tid) is int or type(tid) is float or type(tid) is bool or (type(tid) is str and tid.isdigit()):
+        return _id(tid)
+    return 0
 
 
-CHUNK = 8 << 20  # bytes read (decompressed) at a time
+CHUNK = 1 << 20  # bytes read (decompressed) at a time (8 MiB held 34 MB more at once, no faster)
 MAX_EVENT = 64 << 20  # one event larger than this is not a profiler's: refused, never buffered whole
 # events in one rank's file: a 1 GB production trace holds 3.7 M (benchmarks/RESULTS.md, `linkroof
 # trace` at production size); past this the memory held grows without bound (a bomb of tiny events)
@@ -154,30 +205,82 @@ SPLIT_AT = 256 << 20  # a plain file this large is read in two processes (two ha
 
 
 def _stream(p: Path, col: _Collector, progress: Any = None) -> tuple[dict, int]:
-    """One pass over the events, each given to `col.on_event` as it is decoded (never the
-    whole list in memory): the top-level keys from the head of the file, where Kineto
-    writes them (a second, token-level pass only where the head lacks them); then the
-    traceEvents array decoded one event at a time by the standard library's C decoder
-    over a text buffer refilled in chunks (81 MB/s on the development machine, where
-    building items token by token in Python read 1.5 MB/s). A plain file over SPLIT_AT
+    """One pass over the events, each given to `col` as it is decoded (never the whole
+    list in memory): the top-level keys from the head of the file, where Kineto writes
+    them (else from the text after the events, where the reading leaves it); then the
+    traceEvents array decoded by the standard library's C decoder, a batch of events
+    at a time, over a text buffer refilled in chunks (81 MB/s on the development
+    machine one event at a time, where building items token by token in Python read
+    1.5 MB/s), with the cyclic garbage collector off. A plain file over SPLIT_AT
     on a machine of several cores is decoded in two processes, split at an event
     boundary that the first half's own decoding must end on (else one pass). Returns
     (meta, events)."""
+    import gc
+
     meta, has_events = _top_keys(p, stop_at_events=True)
-    if has_events:
-        split = _split_point(p) if (os.cpu_count() or 1) > 1 and p.stat().st_size > SPLIT_AT else None
-        if split is not None:
-            done = _read_split(p, col, split, progress)
-            if not done:
-                col.__init__()  # the boundary was not one: read it all here
-                col.n = _events(p, col.on_event, progress=progress)
-        else:
-            col.n = _events(p, col.on_event, progress=progress)
-        if not any(k in meta for k in ("deviceProperties", "distributedInfo")):
-            rest, _ = _top_keys(p, stop_at_events=False)  # written after the events by another writer
-            meta.update(rest)
-        meta.setdefault("traceEvents", None)
+    collecting = gc.isenabled()
+    gc.disable()  # the events make no cycles; the collector walking millions of kept objects cost 20 % of the read
+    try:
+        if has_events:
+            _stream_events(p, col, meta, progress)
+    finally:
+        if collecting:
+            gc.enable()
     return meta, col.n
+
+
+def _stream_events(p: Path, col: _Collector, meta: dict, progress: Any) -> None:
+    """The events of a file whose head names traceEvents, into `col`; the keys after them
+    into `meta`."""
+    split = _split_point(p) if (os.cpu_count() or 1) > 1 and p.stat().st_size > SPLIT_AT else None
+    if split is not None:
+        done = _read_split(p, col, split, progress)
+        if not done:
+            col.__init__()  # the boundary was not one: read it all here
+            col.n = _events(p, col, progress=progress)
+    else:
+        col.n = _events(p, col, progress=progress)
+    if not any(k in meta for k in ("deviceProperties", "distributedInfo")):
+        meta.update(_tail_keys(p, col.tail))  # written after the events by another writer
+    meta.setdefault("traceEvents", None)
+
+
+def _tail_keys(p: Path, tail: str) -> dict:
+    """The top-level keys written after the traceEvents array (`tail`: the text after its
+    ']'), taken as strictly as the head's: no NaN or infinity, no integer past 20 digits."""
+    import json
+
+    text = tail.lstrip()
+    if not text:
+        raise TraceError(f"{p}: the file ends after its events, before the trace's closing brace: a trace cut off "
+                         "before the profiler finished writing it")
+    if not text.startswith(","):
+        return {}
+    try:
+        got = json.loads("{" + text[1:], parse_constant=_no_constant, parse_int=_short_int,
+                         parse_float=_finite_float)
+    except RecursionError:
+        raise TraceError(f"{p}: the keys after its events are nested too deep to be a profiler's") from None
+    except ValueError as e:
+        raise TraceError(f"{p}: not a JSON trace after its events ({str(e).splitlines()[0][:80]})") from None
+    return got if type(got) is dict else {}
+
+
+def _no_constant(s: str) -> Any:
+    raise ValueError(f"{s} is not a number (JSON has no NaN or Infinity)")
+
+
+def _finite_float(s: str) -> float:
+    v = float(s)
+    if v in (float("inf"), float("-inf")):
+        raise ValueError(f"{s[:40]} is beyond a double")
+    return v
+
+
+def _short_int(s: str) -> int:
+    if len(s) > 20:
+        raise ValueError(f"an integer of {len(s)} digits")
+    return int(s)
 
 
 def _split_point(p: Path) -> int | None:
@@ -196,7 +299,7 @@ def _split_point(p: Path) -> int | None:
         at = m.end() - 2
         try:
             obj, _ = json.JSONDecoder().raw_decode(window[at:].decode("utf-8", errors="strict"))
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
             continue
         if isinstance(obj, dict) and "ph" in obj:
             return mid + at
@@ -206,7 +309,7 @@ def _split_point(p: Path) -> int | None:
 def _read_part(path: str, start: int) -> _Collector:
     """A worker's half: the events from byte `start` (an event's '{') to the array's end."""
     col = _Collector()
-    col.n = _events(Path(path), col.on_event, start=start)
+    col.n = _events(Path(path), col, start=start)
     return col
 
 
@@ -223,7 +326,7 @@ def _read_split(p: Path, col: _Collector, split: int, progress: Any = None) -> b
     with cf.ProcessPoolExecutor(1, mp_context=ctx) as pool:
         other = pool.submit(_read_part, str(p), split)
         try:
-            col.n = _events(p, col.on_event, limit=split,
+            col.n = _events(p, col, limit=split,
                             progress=(lambda done, total: progress(done, split)) if progress else None)
         except _NotAtBoundary:
             other.cancel()
@@ -243,22 +346,27 @@ _WS = re.compile(r"[\s,]*")
 _HEAD = re.compile(r'"traceEvents"\s*:\s*\[')
 
 
-def _events(p: Path, on_event: Any, start: int | None = None, limit: int | None = None,
+def _events(p: Path, col: _Collector, start: int | None = None, limit: int | None = None,
             progress: Any = None) -> int:
-    """Decode the traceEvents array's events, each to `on_event`; from byte `start` (an
+    """Decode the traceEvents array's events, each to `col`; from byte `start` (an
     event's '{', a split read's second half) instead of the array's opening, and up to
-    byte `limit` (its first half, which must end there on an event's end)."""
+    byte `limit` (its first half, which must end there on an event's end). Events are
+    decoded a batch at a time where the text allows (a run of them cut after an event's
+    '}' that a ', {' follows, decoded as one JSON array by the C decoder: the cut is an
+    event's end exactly when that parses), else one at a time. Bytes that are not UTF-8
+    are read as U+FFFD and their place kept in `col.not_utf8`; the text after the array
+    is left in `col.tail`."""
     import codecs
     import json
 
     dec = json.JSONDecoder()
-    text_of = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    text_of = codecs.getincrementaldecoder("utf-8")(errors="strict")
     n = 0
     f = _open(p)
     left = limit
     size = p.stat().st_size
     raw_file = getattr(f, "fileobj", None) or f  # a gzip file's progress is its compressed bytes read
-    got = 0  # bytes decompressed
+    got = start or 0  # bytes decompressed (from the file's start)
     try:
         if start is not None:
             f.seek(start)
@@ -278,7 +386,14 @@ def _events(p: Path, on_event: Any, start: int | None = None, limit: int | None 
                 raise TraceError(f"{p}: its first {raw_file.tell():,} compressed bytes expand to {got >> 20:,} MiB, "
                                  f"over {BOMB_RATIO} times their size (a profiler's trace compresses 10 to 20 times): "
                                  "a gzip bomb, not read further")
-            buf += text_of.decode(raw, final=eof)
+            try:
+                buf += text_of.decode(raw, final=eof)
+            except UnicodeDecodeError as e:  # said, not passed silently: this chunk read with U+FFFD
+                held = len(text_of.getstate()[0])
+                col.not_utf8.append(got - len(raw) - held + e.start)
+                text_of.errors = "replace"
+                buf += text_of.decode(raw, final=eof)
+                text_of.errors = "strict"
             if progress is not None:
                 progress(raw_file.tell(), size)
             return not eof or bool(buf)
@@ -292,10 +407,11 @@ def _events(p: Path, on_event: Any, start: int | None = None, limit: int | None 
             i = m.end()
         else:
             i = 0
+        one_by_one = 0  # up to this offset in buf, events are decoded one at a time (a batch failed there)
         while True:
             i = _WS.match(buf, i).end()
             if i >= len(buf):
-                buf, i = "", 0
+                buf, i, one_by_one = "", 0, 0
                 if not more():
                     if limit is not None:
                         return n  # the first half ended on an event's end: the split held
@@ -312,7 +428,32 @@ def _events(p: Path, on_event: Any, start: int | None = None, limit: int | None 
                 if _HEAD.search(tail):
                     raise TraceError(f"{p}: a second traceEvents array follows the first: two traces joined in one "
                                      "file (give each rank's trace as its own file)")
+                col.tail = tail
                 return n
+            if i >= one_by_one and len(buf) - i > BATCH // 4:
+                hi = min(len(buf), i + BATCH)
+                k = _batch_end(buf, i, hi)
+                if k < 0:
+                    one_by_one = hi  # no event's end found: one at a time up to there
+                else:
+                    try:
+                        batch, end = dec.raw_decode("[" + buf[i:k] + "]")
+                        if end != k - i + 2:
+                            raise ValueError("not one array")
+                    except (ValueError, RecursionError):
+                        one_by_one = k  # not an event's end, or an event that does not decode: one at a time
+                    else:
+                        n += len(batch)
+                        if n > MAX_EVENTS:
+                            raise TraceError(f"{p}: more than {MAX_EVENTS:,} events in one rank's trace (a few "
+                                             "profiler steps hold far fewer; a gzip file expanding to this many is "
+                                             "not a profiler's): profile fewer steps, or read it in parts")
+                        col.on_events(batch)
+                        del batch
+                        i = k
+                        if i > CHUNK:  # drop what was read
+                            buf, i, one_by_one = buf[i:], 0, 0
+                        continue
             try:
                 event, j = dec.raw_decode(buf, i)
             except json.JSONDecodeError:
@@ -325,7 +466,7 @@ def _events(p: Path, on_event: Any, start: int | None = None, limit: int | None 
                 if len(buf) - i > MAX_EVENT:
                     raise TraceError(f"{p}: event {n + 1} is larger than {MAX_EVENT >> 20} MiB or does not parse: "
                                      "not a profiler's trace") from None
-                buf, i = buf[i:], 0
+                buf, i, one_by_one = buf[i:], 0, max(0, one_by_one - i)
                 more()
                 continue
             except RecursionError:
@@ -338,10 +479,10 @@ def _events(p: Path, on_event: Any, start: int | None = None, limit: int | None 
                 raise TraceError(f"{p}: more than {MAX_EVENTS:,} events in one rank's trace (a few profiler steps hold "
                                  "far fewer; a gzip file expanding to this many is not a profiler's): profile fewer "
                                  "steps, or read it in parts")
-            on_event(event)
+            col.on_event(event)
             i = j
             if i > CHUNK:  # drop what was read
-                buf, i = buf[i:], 0
+                buf, i, one_by_one = buf[i:], 0, max(0, one_by_one - i)
     except EOFError:
         raise TraceError(f"{p}: the compressed file ends early after {n} events: a trace cut off before the "
                          "profiler finished writing it") from None
@@ -351,7 +492,25 @@ def _events(p: Path, on_event: Any, start: int | None = None, limit: int | None 
         f.close()
 
 
+BATCH = 1 << 16  # characters of events decoded in one call (about 200 events; 1 MiB took 20 % longer: caches)
+_NEXT = re.compile(r"\s*,\s*\{")
+
+
+def _batch_end(buf: str, lo: int, hi: int) -> int:
+    """The offset just after the last '}' in buf[lo:hi] that ', {' follows (the end of an
+    event, unless it lies inside one: the decoding decides), or -1."""
+    k = buf.rfind("}", lo, hi)
+    for _ in range(64):  # an event's end is among the last few braces; text of braces alone is no trace's
+        if k <= lo:
+            break
+        if _NEXT.match(buf, k + 1):
+            return k + 1
+        k = buf.rfind("}", lo, k)
+    return -1
+
+
 MAX_DEPTH = 64  # a Kineto trace nests about 6 deep; far deeper is not a profiler's
+MAX_TOKEN = 64 << 20  # bytes of one token before the events (a string, a number, blanks): more is not a profiler's
 
 
 def _top_keys(p: Path, stop_at_events: bool) -> tuple[dict, bool]:
@@ -364,9 +523,10 @@ def _top_keys(p: Path, stop_at_events: bool) -> tuple[dict, bool]:
 
     meta: dict = {}
     key, builder, has_events, depth = None, None, False, 0
-    f = _open(p)
+    f = _Bounded(_open(p), p)
     try:
         for event, value in ijson.basic_parse(f, use_float=True, buf_size=16 << 10):
+            f.since = 0
             if event in ("start_map", "start_array"):
                 depth += 1
                 if depth > MAX_DEPTH:
@@ -395,6 +555,8 @@ def _top_keys(p: Path, stop_at_events: bool) -> tuple[dict, bool]:
     except TraceError:
         raise
     except (ijson.common.JSONError, ValueError) as e:
+        if "invalid bytes in UTF8" in str(e):
+            raise TraceError(f"{p}: not UTF-8 before its events (a trace is written as UTF-8)") from None
         if not has_events:
             first, last = _ends(p)
             if first == b"{" and last != b"}":
@@ -411,20 +573,191 @@ def _top_keys(p: Path, stop_at_events: bool) -> tuple[dict, bool]:
     return meta, has_events
 
 
+class _Bounded:
+    """A file read by the token pass, refused (TraceError) once MAX_TOKEN bytes pass with
+    no token decoded: one string, number or run of blanks that long (a 5 GB first line)
+    is not a profiler's, and the tokenizer would hold it whole."""
+
+    def __init__(self, f: Any, p: Path) -> None:
+        self.f, self.p, self.since = f, p, 0
+
+    def read(self, n: int = -1) -> bytes:
+        data = self.f.read(n)
+        self.since += len(data)
+        if self.since > MAX_TOKEN:
+            raise TraceError(f"{self.p}: {self.since >> 20} MiB without one JSON token ending (a string, a number or "
+                             "blank space that long): not a profiler's trace")
+        return data
+
+    def close(self) -> None:
+        self.f.close()
+
+
 def _ends(p: Path) -> tuple[bytes, bytes]:
     """The first and last non-blank byte of the (decompressed) file: a trace cut off
     mid-write starts with '{' and does not end with '}'."""
     first, last = b"", b""
+    size = p.stat().st_size
     try:
         with _open(p) as f:
-            while chunk := f.read(1 << 20):
+            if not hasattr(f, "fileobj"):  # a plain file: its first and last MiB (a 5 GB line is not read whole)
+                first = f.read(1 << 20).lstrip()[:1]
+                f.seek(max(0, size - (1 << 20)))
+                return first, f.read().rstrip()[-1:]
+            done = 0
+            while (chunk := f.read(1 << 20)) and done < BOMB_RATIO * size:  # past that, a bomb: the last unknown
+                done += len(chunk)
                 stripped = chunk.strip()
                 if stripped:
                     first = first or stripped[:1]
                     last = stripped[-1:]
-    except (OSError, EOFError):
+            if chunk:
+                last = b""
+    except (OSError, EOFError, zlib.error):
         pass  # a gzip stream cut off: what was read decides
     return first, last
+
+
+class Launches(Mapping):
+    """Correlation id -> (thread, start ns) of each runtime launch, read-only, held in
+    arrays: the dict of tuples it replaces took about 100 B a launch (120 MB for the 1.2 M
+    of a 1 GB trace), these about 30 B. Filled by `add` as the trace is read (a later
+    launch of the same id replaces an earlier one, as a dict's would), looked up after."""
+
+    def __init__(self) -> None:
+        self._corr, self._tid, self._ts = array("q"), array("q"), array("q")
+        self._pos: Any = None  # built at the first look-up (see _index)
+        self._lo, self._n, self._keys = 0, 0, None
+
+    def add(self, corr: int, tid: int, ts: int) -> None:
+        self._corr.append(corr)
+        self._tid.append(tid)
+        self._ts.append(ts)
+        self._pos = None
+
+    def merge(self, other: "Launches") -> None:
+        """The launches of the part read after this one's."""
+        self._corr += other._corr
+        self._tid += other._tid
+        self._ts += other._ts
+        self._pos = None
+
+    def _index(self) -> Any:
+        """Dense ids (CUPTI counts them up from 1): an array from id - lowest to the
+        launch's row; sparse ones: the ids sorted, for a bisection."""
+        corr = self._corr
+        if not corr:
+            self._pos, self._keys, self._n = array("q"), None, 0
+            return self._pos
+        lo, hi = min(corr), max(corr)
+        if hi - lo < 4 * len(corr) + 4096:
+            pos = array("i" if len(corr) < 1 << 31 else "q", [-1]) * (hi - lo + 1)
+            for i, c in enumerate(corr):
+                pos[c - lo] = i
+            self._lo, self._keys, self._n = lo, None, (hi - lo + 1) - pos.count(-1)
+        else:
+            last = {c: i for i, c in enumerate(corr)}  # the latest row of each id
+            self._keys = array("q", sorted(last))
+            pos = array("q", (last[c] for c in self._keys))
+            self._n = len(self._keys)
+        self._pos = pos
+        return pos
+
+    def get(self, corr: Any, default: Any = None) -> Any:
+        pos = self._pos if self._pos is not None else self._index()
+        if type(corr) is not int:
+            return default
+        keys = self._keys
+        if keys is None:
+            k = corr - self._lo
+            if k < 0 or k >= len(pos):
+                return default
+            i = pos[k]
+            if i < 0:
+                return default
+        else:
+            j = bisect.bisect_left(keys, corr)
+            if j == len(keys) or keys[j] != corr:
+                return default
+            i = pos[j]
+        return self._tid[i], self._ts[i]
+
+    def __getitem__(self, corr: Any) -> tuple[int, int]:
+        got = self.get(corr)
+        if got is None:
+            raise KeyError(corr)
+        return got
+
+    def __iter__(self) -> Any:
+        pos = self._pos if self._pos is not None else self._index()
+        if self._keys is not None:
+            return iter(self._keys.tolist())
+        return (self._lo + k for k, i in enumerate(pos) if i >= 0)
+
+    def __len__(self) -> int:
+        if self._pos is None:
+            self._index()
+        return self._n
+
+    def __repr__(self) -> str:
+        return f"Launches({len(self)} launches)"
+
+    def __getstate__(self) -> dict:
+        return {"corr": self._corr, "tid": self._tid, "ts": self._ts}
+
+    def __setstate__(self, d: dict) -> None:
+        self.__init__()
+        self._corr, self._tid, self._ts = d["corr"], d["tid"], d["ts"]
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SIZE_ARGS = (("In msg nelems", MAX_ELEMENTS), ("Out msg nelems", MAX_ELEMENTS), ("Group size", 1 << 24))
+
+
+def _clean(x: Any, fixed: list, depth: int = 0) -> Any:
+    """Kept args with each lone surrogate (half a UTF-16 character, a JSON escape that
+    cannot be printed or written as UTF-8) made U+FFFD, counted in `fixed`; only as deep
+    as args that hold a collective's facts go."""
+    if type(x) is str:
+        if not x.isascii() and _SURROGATE.search(x):
+            fixed.append(ascii(x)[:60])
+            return _SURROGATE.sub("\ufffd", x)
+        return x
+    if depth > 8:
+        return x
+    if type(x) is dict:
+        return {_clean(k, fixed, depth + 1): _clean(v, fixed, depth + 1) for k, v in x.items()}
+    if type(x) is list:
+        return [_clean(v, fixed, depth + 1) for v in x]
+    return x
+
+
+def _check_sizes(args: dict) -> None:
+    """A collective's counts in its args: not a bool, not past their bounds (10^30 bytes,
+    10^15-element shapes are no collective's); raises ValueError (the event is skipped)."""
+    for key, most in _SIZE_ARGS:
+        v = args.get(key)
+        if v is not None and v != "" and (type(v) is not str or v.strip().isdigit()):
+            _size(v.strip() if type(v) is str else v, most)
+    dims = args.get("Input Dims")
+    if type(dims) is list and _elements_past(dims, 0):
+        raise ValueError("shapes past MAX_ELEMENTS")
+
+
+def _elements_past(dims: list, depth: int) -> bool:
+    """Whether a shape (or a list of shapes) holds a bool or more than MAX_ELEMENTS
+    elements in one tensor."""
+    n = 1
+    for d in dims:
+        if type(d) is bool:
+            return True
+        if type(d) is int:
+            n *= d if d > 0 else 1
+            if n > MAX_ELEMENTS:
+                return True
+        elif type(d) is list and depth < 4 and _elements_past(d, depth + 1):
+            return True
+    return False
 
 
 class _Collector:
@@ -434,7 +767,7 @@ class _Collector:
     def __init__(self) -> None:
         self.acts: list[Activity] = []
         self.kargs: list[dict] = []
-        self.launches: dict[int, tuple[int, int]] = {}
+        self.launches = Launches()
         self.ops: list[CommOp] = []
         self.gpu_steps: list[tuple[str, int, int]] = []
         self.cpu_steps: list[tuple[str, int, int]] = []
@@ -446,12 +779,16 @@ class _Collector:
         # merged twice), then looked for in full
         self.sampled: set = set()
         self.twice = 0
+        self.surrogates: list[str] = []  # names and args with a lone surrogate, made U+FFFD (a few kept)
+        self.n_surrogates = 0
+        self.not_utf8: list[int] = []  # offsets (in the decompressed file) of bytes that are not UTF-8
+        self.tail = ""  # the text after the traceEvents array (its last keys), where the reading reached it
 
     def merge(self, other: "_Collector") -> None:
         """The events of the part after this one's."""
         self.acts += other.acts
         self.kargs += other.kargs
-        self.launches.update(other.launches)
+        self.launches.merge(other.launches)
         self.ops += other.ops
         self.gpu_steps += other.gpu_steps
         self.cpu_steps += other.cpu_steps
@@ -459,6 +796,10 @@ class _Collector:
         self.n += other.n
         self.twice += other.twice + len(self.sampled & other.sampled)
         self.sampled |= other.sampled
+        self.surrogates += other.surrogates[:max(0, 3 - len(self.surrogates))]
+        self.n_surrogates += other.n_surrogates
+        self.not_utf8 += other.not_utf8
+        self.tail = other.tail
 
     def __getstate__(self) -> dict:
         # activities as plain tuples: a slotted dataclass pickles through copyreg, several
@@ -472,6 +813,29 @@ class _Collector:
         d["acts"] = [Activity(*t) for t in d["acts"]]
         self.__dict__.update(d)
         self.shared = {}
+
+    def _said(self, x: Any) -> Any:
+        """`x` with its lone surrogates made U+FFFD and counted."""
+        fixed: list = []
+        x = _clean(x, fixed)
+        if fixed:
+            self.n_surrogates += len(fixed)
+            self.surrogates += fixed[:max(0, 3 - len(self.surrogates))]
+        return x
+
+    def _name(self, name: Any) -> str:
+        """One shared object per distinct name, a lone surrogate in it made U+FFFD."""
+        if type(name) is not str:
+            name = str(name)
+        got = self.shared.get(name)
+        if got is None:
+            got = self.shared[name] = self._said(name)
+        return got
+
+    def on_events(self, events: list) -> None:
+        on_event = self.on_event
+        for e in events:
+            on_event(e)
 
     def on_event(self, e: Any) -> None:  # the hot loop: one call per event, categories tested cheapest first
         if type(e) is not dict:
@@ -487,53 +851,62 @@ class _Collector:
                 args = e.get("args")
                 if type(args) is not dict:
                     args = {}
-                name = str(e.get("name", ""))
-                name = self.shared.setdefault(name, name)
+                name = self._name(e.get("name", ""))
                 start = _ns(e["ts"])
                 end = start + _dur_ns(e)
                 copy_kind = ""
                 grid = block = (0, 0, 0)
+                nbytes = 0
                 if kind == "kernel":
                     grid, block = _dims(args.get("grid")), _dims(args.get("block"))
                     grid, block = self.shared.setdefault(grid, grid), self.shared.setdefault(block, block)
-                elif kind == "memcpy":
-                    words = name.split()
-                    copy_kind = words[1] if len(words) > 1 else ""
-                corr = int(args.get("correlation", 0) or 0)
-                self.acts.append(Activity(kind, name, int(args.get("device", 0) or 0), int(args.get("stream", 0) or 0),
-                                     start, end, corr, grid, block, int(args.get("bytes", 0) or 0), copy_kind))
+                else:
+                    nbytes = _size(args.get("bytes"), MAX_BYTES)
+                    if kind == "memcpy":
+                        words = name.split()
+                        copy_kind = words[1] if len(words) > 1 else ""
+                corr = _id(args.get("correlation"))
+                # a kernel's args are kept only where they can hold a collective's facts: the rest is memory
+                if "Collective name" in args or "nccl" in name.lower():
+                    _check_sizes(args)
+                    kept = self._said(args)
+                else:
+                    kept = NO_ARGS
+                self.acts.append(Activity(kind, name, _id(args.get("device")), _id(args.get("stream")), start, end,
+                                          corr, grid, block, nbytes, copy_kind))
+                self.kargs.append(kept)
                 if corr and (corr < 65536 or not corr & 63):
                     key = (corr, start)
                     if key in self.sampled:
                         self.twice += 1
                     else:
                         self.sampled.add(key)
-                # a kernel's args are kept only where they can hold a collective's facts: the rest is memory
-                self.kargs.append(args if "Collective name" in args or "nccl" in name.lower() else NO_ARGS)
             elif cat in RUNTIME:
                 args = e.get("args")
                 c = args.get("correlation") if type(args) is dict else None
-                if isinstance(c, (int, float)) and e.get("ph") == "X":
-                    self.launches[int(c)] = (_tid(e), _ns(e["ts"]))
+                if (type(c) is int or type(c) is float or type(c) is bool) and e.get("ph") == "X":
+                    self.launches.add(_id(c), _tid(e), _ns(e["ts"]))
             elif cat in HOST_CATS:
                 name = e.get("name")
-                if not isinstance(name, str) or e.get("ph") != "X":
+                if type(name) is not str or e.get("ph") != "X":
                     return
                 step = name.startswith("ProfilerStep#")
                 if cat == "gpu_user_annotation":
                     if step:
                         start = _ns(e["ts"])
-                        self.gpu_steps.append((name, start, start + _dur_ns(e)))
+                        self.gpu_steps.append((self._name(name), start, start + _dur_ns(e)))
                     return
                 if not step and not name.startswith(COMM_OP_PREFIXES):
                     return
                 start = _ns(e["ts"])
                 end = start + _dur_ns(e)
                 if step:
-                    self.cpu_steps.append((name, start, end))
+                    self.cpu_steps.append((self._name(name), start, end))
                 else:
                     args = e.get("args")
-                    self.ops.append(CommOp(name, _tid(e), start, end, args if type(args) is dict else {}))
+                    args = args if type(args) is dict else {}
+                    _check_sizes(args)
+                    self.ops.append(CommOp(self._name(name), _tid(e), start, end, self._said(args)))
         except (KeyError, TypeError, ValueError, OverflowError):
             self.bad += 1  # an event whose fields have the wrong type: skipped, counted, said
 
@@ -560,21 +933,38 @@ def read_trace(path: str | Path, progress: Any = None) -> Trace:
         raise TraceError(f"{p}: no traceEvents: not a Chrome / PyTorch profiler trace")
     if not acts and col.bad:
         raise TraceError(f"{p}: no usable GPU event: {col.bad} of {seen_events} events have fields of the wrong type "
-                         "(ts or dur not a number, a negative dur, device, stream or grid not an integer)")
+                         "(ts or dur not a number, a negative dur or one over a day, device, stream or grid not an "
+                         "integer, a size past its bound, true for a number)")
     if not acts:
         kineto = "deviceProperties" in meta or "schemaVersion" in meta or launches
         raise TraceError(f"{p}: no GPU events (kernels, copies or memsets) in {seen_events} events: " +
                          ("a PyTorch profiler trace taken without ProfilerActivity.CUDA" if kineto else
                           "a Chrome trace from another tool, not a PyTorch profiler trace"))
+    for k in ("distributedInfo", "deviceProperties"):
+        if k in meta:
+            meta[k] = col._said(meta[k])
     dist = meta.get("distributedInfo") if isinstance(meta.get("distributedInfo"), dict) else {}
     malformed = [k for k, want in (("distributedInfo", dict), ("deviceProperties", list))
                  if meta.get(k) is not None and not isinstance(meta.get(k), want)]
     if not isinstance(dist.get("pg_config", []), list):
         malformed.append("distributedInfo.pg_config")
+    for k in ("rank", "world_size"):  # true is not rank 1; a rank past 2^24 is no job's
+        if k in dist and dist[k] is not None and not (type(dist[k]) is int and 0 <= dist[k] < 1 << 24):
+            dist = {**dist, k: None}
+            malformed.append(f"distributedInfo.{k}")
     groups = {}
     for g in dist.get("pg_config") if isinstance(dist.get("pg_config"), list) else []:
-        if isinstance(g, dict) and isinstance(g.get("pg_size"), int) and g.get("pg_size") > 0:
+        if isinstance(g, dict) and type(g.get("pg_size")) is int and 0 < g["pg_size"] < 1 << 24:
             groups[str(g.get("pg_name", ""))] = g["pg_size"]
+        elif "distributedInfo.pg_config" not in malformed:
+            malformed.append("distributedInfo.pg_config")  # a group of true, 0 or 10^30 ranks
+    said = []  # what the reading found and read anyway
+    if col.n_surrogates:
+        said.append(f"{col.n_surrogates} name(s) or arg(s) with a lone surrogate (half a UTF-16 character), e.g. "
+                    f"{col.surrogates[0]}: shown with U+FFFD")
+    if col.not_utf8:
+        said.append(f"bytes that are not UTF-8 in {len(col.not_utf8)} chunk(s) of {CHUNK >> 20} MiB, the first at "
+                    f"byte {col.not_utf8[0]:,}: read as U+FFFD (a trace written as UTF-8 has none)")
     # a step on the GPU: from the first to the last activity its host step launched (the
     # GPU's own ProfilerStep annotation leaves out copies, seen on torch 2.11), else that annotation
     steps, step_of = _gpu_windows(sorted(cpu_steps, key=lambda s: s[1]), acts, launches)
@@ -583,7 +973,7 @@ def read_trace(path: str | Path, progress: Any = None) -> Trace:
         step_of = _by_window(steps, acts, [-1] * len(acts))
     rank = dist.get("rank") if isinstance(dist.get("rank"), int) else None
     world = dist.get("world_size") if isinstance(dist.get("world_size"), int) else None
-    notes = []
+    notes = said
     if not steps:
         notes.append("no ProfilerStep in the trace: the whole trace is one step")
     if col.bad:
