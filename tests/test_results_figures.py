@@ -158,3 +158,398 @@ def test_compare_on_two_h200s_is_its_logged_json():
     assert counted[0] == int(doc["counter_bytes_per_call"])
     assert numbers(rows["compare's overhead beyond the user's warm-up and repetitions"][1])[0] == \
         round(doc["compare_overhead_s"], 3)
+
+
+# ---------------------------------------------------------------------------------------
+# Issue 44, item 6: every table and figure with a raw file recomputed. Helpers first.
+
+import functools
+import gzip
+import subprocess
+
+
+@functools.lru_cache(maxsize=None)
+def _profile(path: str):
+    """A linkroof profile from benchmarks/data (gzip or not), or `git:COMMIT:PATH` for a
+    bundled profile that RESULTS.md cites by its commit (the reference of that day)."""
+    from linkroof.schema import Profile, loads
+
+    if path.startswith("git:"):
+        _, commit, inner = path.split(":", 2)
+        try:
+            raw = subprocess.run(["git", "-C", str(ROOT), "show", f"{commit}:{inner}"], capture_output=True,
+                                 check=True).stdout
+        except (OSError, subprocess.CalledProcessError):
+            pytest.skip(f"not a git checkout with {commit}: the cited profile {inner} is not here")
+        return loads(raw, Profile)
+    p = DATA / path
+    return loads(gzip.open(p).read() if p.suffix == ".gz" else p.read_bytes(), Profile)
+
+
+def _text(path: str) -> str:
+    p = DATA / path
+    return gzip.open(p, "rt").read() if p.suffix == ".gz" else p.read_text()
+
+
+def _section(heading: str) -> str:
+    """The text of one section of RESULTS.md, from its heading to the next heading."""
+    at = RESULTS.index(heading)
+    nxt = re.search(r"^#{2,3} ", RESULTS[at + len(heading):], re.M)
+    return RESULTS[at:at + len(heading) + nxt.start()] if nxt else RESULTS[at:]
+
+
+def _said(section: str, *phrases: str) -> None:
+    """Each phrase, built from a raw file's figures, is in the section as written."""
+    missing = [p for p in phrases if p not in section]
+    assert not missing, missing
+
+
+def _value(m) -> float:
+    """summarize.py's headline value: TFLOP/s, GB/s, or ns where no bytes are moved."""
+    if m.flops_per_rep:
+        return m.flop_rate / 1e12
+    if not m.bytes_per_rep:
+        return m.median_s * 1e9
+    return m.bandwidth_bytes_per_s / 1e9
+
+
+def _head(prof, name, mech, pattern=None, better=max, **params):
+    got = [m for m in prof.measurements if m.spec.name == name and m.spec.mechanism == mech and m.verified
+           and (pattern is None or m.spec.pattern == pattern) and not m.spec.params.get("sweep")
+           and m.spec.params.get("host_memory", "pinned") == "pinned"
+           and all(m.spec.params.get(k) == v for k, v in params.items())]
+    assert got, (name, mech, pattern, params)
+    return better(_value(m) for m in got)
+
+
+def test_probe_speed_table():
+    rows = table_after("| date | machine kind | command | median | max | target |")
+    for cells, kind in zip(rows, ("h200x2", "h200x1")):
+        log = (ROOT / "tests" / "data" / kind / "device_probe.log.txt").read_text()
+        doc = json.loads(log[log.index("{", log.index("== probe speed")):log.index("}", log.index("== probe speed")) + 1])
+        assert doc["median_s"] == statistics.median(doc["runs_s"]) and len(doc["runs_s"]) == 5
+        assert numbers(cells[3])[0] == round(doc["median_s"], 3), kind
+        assert numbers(cells[4])[0] == round(max(doc["runs_s"]), 3), kind
+
+
+FIRST = "| figure | quick | default | full | reference | verdict |"
+FIRST_ROWS = {  # the first 2026-11-29 table: row -> (name, mechanism, pattern, extra params, better, digits)
+    "peer CE read (1 GiB)": ("p2p_read_bandwidth", "ce", "p2p_read", {}, max, 1),
+    "peer CE write (1 GiB)": ("p2p_write_bandwidth", "ce", "p2p_write", {}, max, 1),
+    "peer SM read (512 MiB × 8 per launch, 264 blocks × 1024 threads, 8 loads in flight)":
+        ("p2p_read_bandwidth", "sm", "p2p_read", {}, max, 1),
+    "peer SM write": ("p2p_write_bandwidth", "sm", "p2p_write", {}, max, 1),
+    "peer TMA read (32 KiB chunks × 4 stages, 264 blocks)": ("p2p_read_bandwidth", "tma", "p2p_read", {}, max, 1),
+    "peer TMA write": ("p2p_write_bandwidth", "tma", "p2p_write", {}, max, 1),
+    "H2D pinned (512 MiB)": ("h2d_bandwidth", "ce", "h2d", {}, max, 2),
+    "D2H pinned (512 MiB)": ("d2h_bandwidth", "ce", "d2h", {}, max, 2),
+    "local HBM copy, CE (2 GiB, bytes copied)": ("local_copy_bandwidth", "ce", "local", {}, max, 1),
+    "device–device latency (pointer chase, 2 MiB, 128 B stride, mean over all 132 SMs)":
+        ("pointer_chase_latency", "latency", "peer", {}, min, 1),
+    "host–device latency (same, pinned host memory)": ("pointer_chase_latency", "latency", "host", {}, min, 1),
+    "fp16 GEMM 8192³ (cuBLAS via CuPy, uniform random inputs)":
+        ("gemm_throughput", "compute", "gemm", {"dtype": "fp16"}, max, 1),
+}
+
+
+@pytest.mark.parametrize("column, path", [(1, "2026-11-29-1/quick.json.gz"), (2, "2026-11-29-1/default.json.gz"),
+                                          (3, "git:0568712:linkroof/data/h200x2.profile.json")])
+def test_the_first_2026_11_29_table(column, path):
+    """The quick and default columns from their profiles; the full column from the profile
+    that was bundled then (commit 0568712, cited in the section)."""
+    prof = _profile(path)
+    rows = {r[0]: r for r in table_after(FIRST)}
+    for figure, (name, mech, pattern, params, better, digits) in FIRST_ROWS.items():
+        assert numbers(rows[figure][column])[0] == round(_head(prof, name, mech, pattern, better, **params), digits), \
+            figure
+    for figure, both in (("peer CE both directions, total (read-issued / write-issued)", "ce"),
+                         ("peer SM both directions, total (read / write)", "sm")):
+        cell = rows[figure][column]
+        want = [round(_head(prof, f"p2p_bidir_{d}_total_bandwidth", both, "bidir"), 1)
+                if any(m.spec.name == f"p2p_bidir_{d}_total_bandwidth" and m.spec.mechanism == both
+                       for m in prof.measurements) else None for d in ("read", "write")]
+        assert numbers(cell) == [w for w in want if w is not None], figure
+        assert ("–" in cell) == (None in want), figure
+
+
+def test_other_figures_of_the_2026_11_29_default_run():
+    prof = _profile("2026-11-29-1/default.json.gz")
+    text = _section("## Microbenchmarks on 2 × H200")
+
+    def one(name, mech, gpu=0, **params):
+        got = [m for m in prof.measurements if m.spec.name == name and m.spec.mechanism == mech
+               and m.spec.devices[0] == gpu and all(m.spec.params.get(k) == v for k, v in params.items())]
+        assert len(got) >= 1, (name, params)
+        return [_value(m) for m in got]
+
+    gemm = {d: one("gemm_throughput", "compute", dtype=d)[0] for d in ("bf16", "tf32", "fp32", "fp64")}
+    lanes = one("host_bidir_bandwidth", "ce")
+    _said(text,
+          f"bf16 GEMM {gemm['bf16']:.1f}, tf32 {gemm['tf32']:.1f}, fp32 {gemm['fp32']:.1f}, fp64 {gemm['fp64']:.1f}",
+          f"fp32 FMA kernel {one('fma_throughput', 'compute')[0]:.1f} TFLOP/s",
+          f"SM local copy {one('local_copy_bandwidth', 'sm')[0]:.0f} GB/s",
+          f"read-only {one('local_read_bandwidth', 'sm')[0]:.0f} GB/s",
+          f"write-only\n{one('local_write_bandwidth', 'sm')[0]:.0f} GB/s",
+          f"H2D / D2H pageable {one('h2d_bandwidth', 'ce', host_memory='pageable')[0]:.1f} / "
+          f"{one('d2h_bandwidth', 'ce', host_memory='pageable')[0]:.1f} GB/s",
+          f"host bidirectional {lanes[0]:.1f} + {lanes[1]:.1f} GB/s",
+          f"host to both GPUs at once {one('h2d_all_gpus_total_bandwidth', 'ce')[0]:.1f} GB/s",
+          f"both GPUs to\nhost at once {one('d2h_all_gpus_total_bandwidth', 'ce')[0]:.1f} GB/s",
+          f"(staged through host) {one('p2p_staged_bandwidth', 'ce')[0]:.1f} GB/s",
+          f"all-to-all on 2 GPUs {one('all_to_all_total_bandwidth', 'ce')[0]:.1f} GB/s total",
+          f"smallest CE peer copy {one('ce_roundtrip_latency', 'ce')[0] / 1e3:.2f} µs",
+          f"TMA 16-byte peer load round trip {one('tma_roundtrip_latency', 'tma')[0]:.0f} ns",
+          f"local (L2-resident) pointer chase {one('pointer_chase_latency', 'latency', working_set_bytes=2097152)[-1]:.0f} ns")
+    blocks = sorted((m.spec.params["blocks"], _value(m)) for m in prof.measurements
+                    if m.spec.name == "p2p_read_bandwidth" and m.spec.mechanism == "sm" and "loops" not in m.spec.params)
+    _said(_section("### Plateau of the SM and TMA peer copies"),
+          f"Block count from {blocks[0][0]} to {blocks[-1][0]}\n(default suite): "
+          f"{min(v for _, v in blocks):.1f}–{max(v for _, v in blocks):.1f}")
+
+
+RERUN = "| figure | quick | default | full | full (bundled) | reference | verdict |"
+
+
+def _summary(log: str, profile_id: str) -> dict:
+    """summarize.py's headline lines printed for one profile in a device log."""
+    part = log[log.index(profile_id):]
+    part = part[:part.find("\n== ", 1)] if "\n== " in part[1:] else part
+    out = {}
+    for m in re.finditer(r"^\s+(\S+)\s+(\S+)\s+(\S+)\s+([\d.]+)\s+ref", part, re.M):
+        out[(m.group(1), m.group(2), m.group(3))] = float(m.group(4))
+    sweeps = {(m.group(1), m.group(2)): (float(m.group(3)), m.group(4), m.group(5)) for m in re.finditer(
+        r"sweep (\S+)\s+(\S+)\s+peak\s+([\d.]+) GB/s\s+50% at (\S+ \S+)\s+90% at (\S+ \S+)", part)}
+    return out | {"sweeps": sweeps}
+
+
+@pytest.mark.parametrize("column, log, profile_id", [
+    (3, "2026-11-29-2/validate.log.gz", "20261129-233724-c72528"),
+    (4, "2026-11-29-2/bundled-full.log.gz", "20261129-234210-6dd6e3")])
+def test_the_rerun_full_columns_are_their_logs(column, log, profile_id):
+    got = _summary(_text(log), profile_id)
+    rows = {r[0]: r for r in table_after(RERUN)}
+    pairs = {"peer CE read / write": [("p2p_read_bandwidth", "ce", "p2p_read"), ("p2p_write_bandwidth", "ce", "p2p_write")],
+             "peer CE both directions (read / write issued)": [("p2p_bidir_read_total_bandwidth", "ce", "bidir"),
+                                                                ("p2p_bidir_write_total_bandwidth", "ce", "bidir")],
+             "peer SM read / write": [("p2p_read_bandwidth", "sm", "p2p_read"), ("p2p_write_bandwidth", "sm", "p2p_write")],
+             "peer SM both directions (read / write)": [("p2p_bidir_read_total_bandwidth", "sm", "bidir"),
+                                                        ("p2p_bidir_write_total_bandwidth", "sm", "bidir")],
+             "peer TMA read / write": [("p2p_read_bandwidth", "tma", "p2p_read"), ("p2p_write_bandwidth", "tma", "p2p_write")],
+             "local CE copy": [("local_copy_bandwidth", "ce", "local")],
+             "device–device latency": [("pointer_chase_latency", "latency", "peer")],
+             "host–device latency": [("pointer_chase_latency", "latency", "host")],
+             "fp16 GEMM 8192³": [("gemm_throughput:fp16", "compute", "gemm")]}
+    for figure, keys in pairs.items():
+        assert numbers(rows[figure][column])[:len(keys)] == [got[k] for k in keys], figure
+    # the log prints H2D / D2H to one decimal; the table's second decimal is held to it
+    h2d = numbers(rows["H2D / D2H pinned"][column])
+    assert [round(v, 1) for v in h2d] == [got[("h2d_bandwidth", "ce", "h2d")], got[("d2h_bandwidth", "ce", "d2h")]]
+
+
+def test_the_rerun_walls_and_tests_are_their_logs():
+    log = _text("2026-11-29-2/validate.log.gz")
+    walls = [int(w) / 1e3 for w in re.findall(r"wall (\d+) ms", log)]  # GPU tests, quick, default, full
+    wall = table_after(RERUN)[-1]
+    assert numbers(wall[1])[0] == round(walls[1], 1) and numbers(wall[2])[0] == round(walls[2], 1)
+    assert numbers(wall[3])[0] == round(walls[3], 1)
+    bundled = _text("2026-11-29-2/bundled-full.log.gz")
+    assert numbers(wall[4])[0] == int(re.search(r"full wall (\d+) s", bundled).group(1))
+    assert "1 failed, 39 passed" in log and "40 passed" in bundled
+    _said(_section("### Re-run after the fixes"), "1 failed,\n39 passed", "passed (40 of 40)")
+    suite = _text("2026-11-29-2/suite-walls.log.gz")
+    w = [int(x) / 1e3 for x in re.findall(r"wall (\d+) ms", suite)]  # quick, default cold, default warm, NCCL
+    _said(_section("### Re-run after the fixes"), f"quick {w[0]:.1f} s from a cold cache",
+          f"default\n{w[1]:.1f} s from a cold cache under cProfile and {w[2]:.1f} s warm",
+          f"8 B–1 GiB) {w[3]:.1f} s")
+
+
+def test_the_sweep_crossovers_are_the_bundled_runs_log():
+    s = _summary(_text("2026-11-29-2/bundled-full.log.gz"), "20261129-234210-6dd6e3")["sweeps"]
+    text = _section("### Message-size sweeps")
+
+    def at(mech, pattern):
+        peak, s50, s90 = s[(mech, pattern)]
+        return peak, s50, s90
+
+    for label, mech, pattern in (("CE read", "ce", "p2p_read"), ("CE write", "ce", "p2p_write"),
+                                 ("SM read", "sm", "p2p_read"), ("SM write", "sm", "p2p_write"),
+                                 ("TMA read", "tma", "p2p_read"), ("TMA write", "tma", "p2p_write")):
+        peak, s50, s90 = at(mech, pattern)
+        flat = text.replace("\n", " ").replace("**", "")
+        m = re.search(label + r" (\d+ \w+) / (\d+ \w+) \((?:peak )?([\d.]+)", flat)
+        assert m, label
+        assert (m.group(1), m.group(2), float(m.group(3))) == (s50, s90, peak), label
+    assert f"every SM read point at or under {s[('sm', 'p2p_read')][0]:.1f} GB/s" in text
+
+
+def test_sm_write_and_ce_speedups_are_the_bundled_profiles():
+    prof = _profile("git:82b1b6c:linkroof/data/h200x2.profile.json")
+    pts = {}
+    for m in prof.measurements:
+        if m.spec.params.get("sweep") and m.verified:
+            pts[(m.spec.pattern, m.spec.message_bytes, m.spec.mechanism)] = m.bandwidth_bytes_per_s
+    w64 = pts[("p2p_write", 65536, "sm")] / pts[("p2p_write", 65536, "tma")]
+    g1 = pts[("p2p_write", 1 << 30, "ce")] / pts[("p2p_write", 1 << 30, "sm")]
+    _said(_section("### Message-size sweeps"), f"at 64 KiB writes SM is fastest, {w64:.2f} × TMA",
+          f"at 1 GiB CE, {g1:.2f} × SM")
+
+
+def _tune(path="2026-11-29-1/tune-copies.json.gz"):
+    return [r for r in json.loads(_text(path)) if "error" not in r]
+
+
+def test_the_sm_read_plateau_table():
+    runs = {(r["params"]["unroll"], r["params"]["blocks"], r["params"]["threads"], r["params"]["loops"]): r["GBps"]
+            for r in _tune() if r["label"] == "sm read"}
+    rows = table_after("| SM read, GB/s | loops 1 | loops 8 |")
+    assert len(rows) == 6
+    for cells in rows:
+        unroll, blocks, threads = (int(x) for x in re.findall(r"\d+", cells[0]))
+        assert numbers(cells[1])[0] == round(runs[(unroll, blocks, threads, 1)], 1), cells[0]
+        assert numbers(cells[2])[0] == round(runs[(unroll, blocks, threads, 8)], 1), cells[0]
+    text = _section("### Plateau of the SM and TMA peer copies")
+    for label, said in (("sm write", "SM write: {lo}–{hi} over the same grid"), ("tma read", "TMA read: {lo}–{hi} over"),
+                        ("tma write", "TMA write {lo}–{hi}")):
+        v = [r["GBps"] for r in _tune() if r["label"] == label]
+        assert said.format(lo=f"{min(v):.1f}", hi=f"{max(v):.1f}") in text.replace("\n", " "), label
+
+
+def test_the_latency_method_and_host_warm_up():
+    rows = {r["label"]: r for r in json.loads(_text("2026-11-29-1/tune-latency-gemm-h2d.json.gz"))}
+    _said(_section("### Latency method"), f"33 sampled SMs was {rows['peer 33 SMs']['ns']:.1f} ns",
+          f"all 132 SMs {rows['peer 132 SMs']['ns']:.1f} ns")
+
+
+def test_the_one_way_layers_figures():
+    single = _profile("2026-11-30-0/single.json.gz")
+    text = _section("### After the move to one-way layers")
+    bundled = _profile("git:82b1b6c:linkroof/data/h200x2.profile.json")
+    sm_local = [_value(m) for m in bundled.measurements if m.spec.name == "local_copy_bandwidth"
+                and m.spec.mechanism == "sm" and m.spec.devices == (0,)]
+    _said(text, f"local SM copy with the `.cg` loads {_head(single, 'local_copy_bandwidth', 'sm'):.1f} GB/s",
+          f"(before: {sm_local[0]:.1f} in the bundled\n  profile)",
+          f"read-only {_head(single, 'local_read_bandwidth', 'sm'):.1f}",
+          f"local CE {_head(single, 'local_copy_bandwidth', 'ce'):.1f}",
+          f"H2D / D2H {_head(single, 'h2d_bandwidth', 'ce'):.1f} / {_head(single, 'd2h_bandwidth', 'ce'):.1f}",
+          f"fp16 GEMM {_head(single, 'gemm_throughput', 'compute', dtype='fp16'):.1f}\n  TFLOP/s")
+    tests = re.search(r"(\d+) passed, (\d+) skipped", _text("2026-11-30-0/gputests1.log.gz")).groups()
+    _said(text, f"({tests[0]} passed, {tests[1]} skipped")
+    log = _text("2026-11-30-1/quick_validate.log.gz")
+    s = _summary(log, "20261130-175244-dcf5d9")
+    passed = re.search(r"(\d+) passed", log).group(1)
+    checks = re.search(r"(\d+ of \d+) checks passed", log).group(1)
+    wall = int(re.search(r"rc=0 wall (\d+) ms", log).group(1)) / 1e3
+    _said(text, f"**{passed} GPU tests passed**",
+          f"SM read / write {s[('p2p_read_bandwidth', 'sm', 'p2p_read')]:.1f} / {s[('p2p_write_bandwidth', 'sm', 'p2p_write')]:.1f} GB/s",
+          f"SM\n  bidirectional {s[('p2p_bidir_read_total_bandwidth', 'sm', 'bidir')]:.1f} / "
+          f"{s[('p2p_bidir_write_total_bandwidth', 'sm', 'bidir')]:.1f}",
+          f"TMA {s[('p2p_read_bandwidth', 'tma', 'p2p_read')]:.1f} / {s[('p2p_write_bandwidth', 'tma', 'p2p_write')]:.1f}",
+          f"under {max(s['sweeps'][(k, 'p2p_read')][0] for k in ('sm', 'tma')):.1f} GB/s",
+          f"(256\n  KiB / 32 MiB)" if s["sweeps"][("sm", "p2p_read")][1:] == ("256 KiB", "32 MiB") else "SM read sweep moved",
+          "TMA read's now 128 / 256 KiB" if s["sweeps"][("tma", "p2p_read")][1:] == ("128 KiB", "256 KiB") else "TMA moved",
+          f"{checks} checks passed, exit 0 ({wall:.1f} s")
+
+
+NCCL_2026_11_29 = "| 512 MiB busbw (GB/s) | single, default | single, full (bundled) |"
+
+
+@pytest.mark.parametrize("column, path", [
+    (1, "2026-11-29-2/default.json.gz"), (2, "git:82b1b6c:linkroof/data/h200x2.profile.json"),
+    (3, "2026-11-29-2/nccl-full-settled.json.gz"), (4, "2026-11-29-2/nccl-mpirun.json.gz"),
+    (5, "2026-11-29-2/nccl-torchrun.json.gz")])
+def test_the_2026_11_29_nccl_table(column, path):
+    """compare_nccl.py's figures (fp32, out of place, the slowest rank per repetition)."""
+    busbw, small = {}, None
+    for m in _profile(path).measurements:
+        p = m.spec.params
+        if m.spec.mechanism != "nccl" or p.get("in_place") or p.get("rank_time") == "this rank" \
+                or p.get("dtype", "fp32") != "fp32":
+            continue
+        if m.spec.message_bytes == 512 << 20:
+            busbw[m.spec.pattern.replace("_", "-").replace("sendrecv", "send/recv")] = m.busbw_bytes_per_s / 1e9
+        if m.spec.message_bytes == 8 and m.spec.pattern == "all_reduce":
+            small = m.median_s * 1e6
+    rows = table_after(NCCL_2026_11_29)
+    for cells in rows:
+        if cells[0] == "all-reduce 8 B, time":
+            assert numbers(cells[column])[0] == round(small, 2)
+        else:
+            assert numbers(cells[column])[0] == round(busbw[cells[0]], 1), cells[0]
+
+
+def test_the_2026_11_29_nccl_prose():
+    text = _section("## NCCL collectives on 2 × H200")
+    bundled = _profile("git:82b1b6c:linkroof/data/h200x2.profile.json")
+
+    def bus(pattern, size, dtype="fp32", in_place=False):
+        got = [m.busbw_bytes_per_s / 1e9 for m in bundled.measurements if m.spec.mechanism == "nccl"
+               and m.spec.pattern == pattern and m.spec.message_bytes == size
+               and m.spec.params.get("dtype") == dtype and bool(m.spec.params.get("in_place")) == in_place]
+        assert len(got) == 1, (pattern, size, dtype, in_place)
+        return f"{got[0]:.1f}"
+
+    g = 1 << 30
+    _said(text.replace("\n", " "),
+          f"all-reduce {bus('all_reduce', g)} (bf16 {bus('all_reduce', g, 'bf16')}, fp16 {bus('all_reduce', g, 'fp16')}), "
+          f"all-gather {bus('all_gather', g)}, reduce-scatter {bus('reduce_scatter', g)}, all-to-all {bus('all_to_all', g)}, "
+          f"broadcast {bus('broadcast', g)}, reduce {bus('reduce', g)}, send/recv {bus('sendrecv', g)} GB/s",
+          f"in place at 512 MiB: all-reduce {bus('all_reduce', 512 << 20, in_place=True)}, all-gather "
+          f"{bus('all_gather', 512 << 20, in_place=True)}, reduce-scatter {bus('reduce_scatter', 512 << 20, in_place=True)}")
+    single = {r[0]: numbers(r[1])[0] for r in table_after(NCCL_2026_11_29)[:-1]}
+    worst = max(((numbers(r[c])[0] / single[r[0]] - 1) * 100, r[0], c) for r in table_after(NCCL_2026_11_29)[:-1]
+                for c in (4, 5))
+    assert worst[1:] == ("all-reduce", 4)  # all-reduce under mpirun
+    d = _profile("2026-11-29-2/default.json.gz")
+    mp = _profile("2026-11-29-2/nccl-mpirun.json.gz")
+
+    def ar(prof):
+        return [m.busbw_bytes_per_s for m in prof.measurements if m.spec.mechanism == "nccl"
+                and m.spec.pattern == "all_reduce" and m.spec.message_bytes == 512 << 20
+                and m.spec.params.get("dtype") == "fp32" and not m.spec.params.get("in_place")
+                and m.spec.params.get("rank_time") != "this rank"][0]
+
+    _said(text, f"all-reduce under mpirun, +{(ar(mp) / ar(d) - 1) * 100:.2f} %")
+    log = _text("2026-11-29-2/nccl-settled.log.gz")
+    worst = {m.group(1): float(m.group(2)) for m in re.finditer(r"^(\S+)\s+nccl\s+worst max/median\s+([\d.]+)", log, re.M)}
+    bf16 = worst.pop("nccl_all_reduce")
+    wall = re.search(r"nccl full grid wall (\d+) s", log).group(1)
+    passed = re.search(r"(\d+) passed", log).group(1)
+    _said(text, f"within {max(worst.values()):.2f} × its median", f"({bf16:.2f} ×, the\nfirst use of that size in bf16)")
+    _said(text.replace("\n", " "), f"{wall} s in the settled run")
+    _said(_section("## compare on 2 × H200"), f"the {passed} NCCL and compare tests again")
+
+
+def _median_us(values) -> float:
+    return statistics.median(values) * 1e6
+
+
+def test_why_nccl_read_slower_table():
+    """linkroof gated and the CuPy-pool graph from t_pool.json, ncclMemAlloc's graph from
+    t_ncclmem.json (the median of the runs), nccl-tests from its log (graph: 1, then 0)."""
+    pool = {(r["coll"], r["size"]): r for r in json.loads(_text("2026-11-30-2/t_pool.json.gz"))}
+    mem = {(r["coll"], r["size"]): r for r in json.loads(_text("2026-11-30-2/t_ncclmem.json.gz"))}
+    log = _text("2026-11-30-2/nccl_tests.log.gz")
+    nt = {}
+    for block in log.split("# Collective test starting: ")[1:]:
+        name = block.split("_perf")[0].replace("alltoall", "all_to_all")
+        graph = re.search(r"graph: (\d)", block).group(1)
+        for m in re.finditer(r"^\s+(\d+)\s+\d+\s+\w+\s+\S+\s+-?\d+\s+([\d.]+)", block, re.M):
+            nt[(name, int(m.group(1)), graph)] = float(m.group(2))
+    rows = table_after("| collective, size | linkroof gated | graph, CuPy pool |")
+    assert len(rows) == 8
+    gains = []
+    for cells in rows:
+        coll, size = cells[0].rsplit(" ", 2)[0], int(cells[0].split()[-2]) << 20
+        coll = {"all-to-all": "all_to_all", "send/recv": "sendrecv", "all-gather": "all_gather",
+                "all-reduce": "all_reduce"}[coll]
+        assert numbers(cells[1])[0] == round(_median_us(pool[(coll, size)]["gated"]), 1), cells[0]
+        assert numbers(cells[2])[0] == round(_median_us(pool[(coll, size)]["graph"]), 1), cells[0]
+        assert numbers(cells[3])[0] == round(_median_us(mem[(coll, size)]["graph"]), 1), cells[0]
+        assert "not claimed" in cells[4] or cells[4] == "–", cells[0]  # NCCL_GRAPH_REGISTER=0: no raw file
+        assert numbers(cells[5])[0] == nt[(coll, size, "1")], cells[0]
+        assert numbers(cells[6])[0] == nt[(coll, size, "0")], cells[0]
+        gains.append((1 - _median_us(mem[(coll, size)]["graph"]) / nt[(coll, size, "1")]) * 100)
+    text = _section("### Why NCCL read slower")
+    _said(text, f"(by {min(gains):.1f}–{max(gains):.1f} %;",
+          f"all-to-all {_median_us(pool[('all_to_all', 16 << 20)]['gated']):.1f} against "
+          f"{_median_us(pool[('all_to_all', 16 << 20)]['graph']):.1f} µs")
