@@ -553,3 +553,163 @@ def test_why_nccl_read_slower_table():
     _said(text, f"(by {min(gains):.1f}–{max(gains):.1f} %;",
           f"all-to-all {_median_us(pool[('all_to_all', 16 << 20)]['gated']):.1f} against "
           f"{_median_us(pool[('all_to_all', 16 << 20)]['graph']):.1f} µs")
+
+
+def test_both_definitions_excerpt_is_compare_txt():
+    rows_raw = {}
+    for m in re.finditer(r"^(\S+)\s+(\d+ \w+) (device|host_launch)\s+linkroof\s+([\d.]+) us\s+nccl-tests(?: -G 1)?\s+"
+                         r"([\d.]+) us", _text("2026-11-30-3/compare.txt.gz"), re.M):
+        rows_raw[(m.group(1), m.group(2), m.group(3))] = (float(m.group(4)), float(m.group(5)))
+    rows = table_after("| collective | size | device (linkroof / `-G 1`, µs) |")
+    assert len(rows) == 46
+    for coll, size, device, host in rows:
+        assert numbers(device) == list(rows_raw[(coll, size, "device")]), (coll, size)
+        assert numbers(host) == list(rows_raw[(coll, size, "host_launch")]), (coll, size)
+    verdicts = re.findall(r"^\S+\s+\d+ \w+ device .* (ok|SLOWER)", _text("2026-11-30-3/compare.txt.gz"), re.M)
+    dev = [v for k, v in rows_raw.items() if k[2] == "device"]
+    assert len(verdicts) == len(dev)
+    below = verdicts.count("ok")  # compare_nccl_tests.py's verdict on the unrounded times
+    _said(_section("### Both timing definitions against nccl-tests"),
+          f"for {below} of {len(dev)} (collective, size) pairs", f"the other {['', 'one', 'two', 'three', 'four'][len(dev) - below]} are ties",
+          f"(all {len(rows_raw)} rows:")
+
+
+def _lease2():
+    """results_table.py's cells: linkroof's median of n1..n3 against nccl-tests of lease 2."""
+    from linkroof.readers.tools import import_file
+
+    ours: dict = {}
+    for f in ("nccl-n1.json.gz", "nccl-n2.json.gz", "nccl-n3.json.gz"):
+        for m in _profile(f"2026-11-30-5/{f}").measurements:
+            p = m.spec.params
+            if m.spec.mechanism == "nccl" and not p.get("in_place") and p.get("dtype") == "fp32" \
+                    and p.get("rank_time") != "this rank":
+                ours.setdefault((m.spec.pattern, m.spec.message_bytes, p["timing"]), []).append(m.median_s)
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        nt = Path(d) / "nccl_tests.txt"
+        nt.write_text(_text("2026-11-30-5/nccl-tests-lease2.txt.gz"))
+        theirs = {(m.spec.pattern, m.spec.message_bytes, m.spec.params["timing"]): m.median_s
+                  for m in import_file("nccl-tests", nt).measurements if not m.spec.params.get("in_place")}
+    return ours, theirs
+
+
+@pytest.mark.parametrize("timing, marker", [("device", "device time per call, µs: linkroof / nccl-tests -G 1"),
+                                            ("host_launch", "host_launch time per call, µs: linkroof / nccl-tests plain")])
+def test_session_4_tables_are_results_table_on_lease_2(timing, marker):
+    from linkroof.roofline.collectives import COLLECTIVES
+    from linkroof.units import format_size
+
+    ours, theirs = _lease2()
+    rows = table_after(marker)
+    sizes = sorted({k[1] for k in ours})
+    assert [r[0] for r in rows] == [format_size(s) for s in sizes]
+    raw_rows = [RESULTS[RESULTS.index(marker):].split("\n| " + r[0] + " |")[1].split("\n")[0] for r in rows]
+    for cells, size, raw in zip(rows, sizes, raw_rows):
+        for c, cell, raw_cell in zip(COLLECTIVES, cells[1:], raw.strip(" |").split(" | ")):
+            mine, other = ours.get((c, size, timing)), theirs.get((c, size, timing))
+            if not mine or other is None:
+                assert cell == "–", (c, size)
+                continue
+            v = statistics.median(mine)
+            assert numbers(cell) == [round(v * 1e6, 1), round(other * 1e6, 1)], (c, size, cell)
+            assert raw_cell.startswith("**") == (v > other), (c, size, "bold where linkroof is slower")
+
+
+def test_session_4_spread_counts():
+    log = _text("2026-11-30-5/nccl_parity.log.gz")
+    text = _section("### Session 4").replace("\n", " ")
+    dev = re.search(r"timing device: (\d+) of (\d+) within 3 %", log).groups()
+    host = re.search(r"timing host_launch: (\d+) of (\d+) within 3 %", log).groups()
+    figs = [f for f in json.loads(_text("2026-11-30-5/nccl-spread.json.gz"))["figures"]]
+    device = sorted(((f["spread_percent"], f["figure"]) for f in figs if f["figure"].endswith("timing=device")), reverse=True)
+    within15 = sum(s <= 1.5 for s, _ in device)
+    _said(text, f"**{dev[0]} of {dev[1]} figures at ≥ 1 MiB within 3 %**", f"{within15} of {dev[1]} within 1.5 %",
+          f"largest all-to-all 4 MiB {device[0][0]:.2f} %", f"all-reduce 16 MiB {device[1][0]:.2f} %",
+          f"**Spread, host-launch time**: {host[0]} of {host[1]} within 3 %")
+    assert "all_to_all 4 MiB" in device[0][1] and "all_reduce 16 MiB" in device[1][1]
+    hl = {re.search(r"nccl (\w+) (\d+ \w+)", f["figure"]).groups(): f["spread_percent"] for f in figs
+          if f["figure"].endswith("timing=host_launch")}
+    _said(text, f"(worst all-gather 1 MiB {hl[('all_gather', '1 MiB')]:.1f} %, reduce-scatter 2 MiB "
+                f"{hl[('reduce_scatter', '2 MiB')]:.1f} %)",
+          f"send/recv 16/32 MiB ({hl[('sendrecv', '16 MiB')]:.1f} / {hl[('sendrecv', '32 MiB')]:.1f} %)")
+    old = json.loads(_text("2026-11-30-4/spread.json.gz"))["figures"]
+    old_dev = [f for f in old if f["figure"].endswith("timing=device")]
+    n = sum(f["spread_percent"] <= 3 for f in old_dev)
+    worst = max(f["spread_percent"] for f in old_dev)
+    _said(text, f"Before the gated replays (`benchmarks/data/2026-11-30-4/`): {n} of {len(old_dev)}, worst {worst:.1f} %")
+    _said(_section("### Run-to-run spread of the collectives").replace("\n", " "),
+          f"within 3 % for {n} of {len(old_dev)} figures", f"(worst: all-to-all 2 MiB {worst:.1f} %")
+
+
+def test_session_4_host_cost_and_launchers():
+    log = _text("2026-11-30-5/nccl_parity.log.gz")
+    blocks = {}
+    for part in log.split("-- ")[1:4]:
+        name = part.split("\n")[0]
+        blocks[name] = {(m.group(1), int(m.group(2))): (float(m.group(3)), float(m.group(4))) for m in
+                        re.finditer(r"^(\w+)\s+(\d+) B\s+issue\s+([\d.]+) us \(python\s+([\d.]+)\)", part, re.M)}
+    d, pool, noreg = blocks["defaults"], blocks["LINKROOF_NCCL_BUFFERS=pool"], blocks["NCCL_LOCAL_REGISTER=0"]
+    text = _section("### Session 4").replace("\n", " ")
+    _said(text, f"is {d[('all_reduce', 8)][0]:.1f} µs (all-reduce 8 B; all-to-all {d[('all_to_all', 32)][0]:.1f}, "
+                f"send/recv {d[('sendrecv', 8)][0]:.1f}, broadcast {d[('broadcast', 8)][0]:.1f}, all-reduce 512 KiB "
+                f"{d[('all_reduce', 524288)][0]:.1f}), of which the Python loop is {d[('all_reduce', 8)][1]:.1f} µs",
+          f"it drops to {noreg[('all_reduce', 8)][0]:.1f} µs", f"it rises to {pool[('all_reduce', 8)][0]:.1f} µs")
+    launch = _text("2026-11-30-5/launchers.log.gz")
+    got = re.search(r"timing device: (\d+) of (\d+) within 2 %", launch).groups()
+    _said(text, f"within 2 % across the three for **{got[0]} of {got[1]}** figures",
+          f"(all-reduce 256 MiB: mpirun {852.89:.1f} µs against {882.16:.1f} and {881.91:.1f}, −3.4 %"
+          if "882.16     852.89     881.91" in launch else "all-reduce 256 MiB line moved")
+    bundle = _text("2026-11-30-5/bundle.log.gz")
+    med = {m.group(1): float(m.group(2)) for m in re.finditer(r"^(\w+)\.json host launch per call over 35 figures: "
+                                                              r"median ([\d.]+) us", bundle, re.M)}
+    _said(text, f"(Open MPI's default) {med['mpi_bound']:.2f} µs a call", f"`mpirun --bind-to none` {med['mpi_unbound']:.2f} µs",
+          f"torchrun {med['torchrun_small']:.2f} µs")
+    walls = {m.group(1): int(m.group(2)) / 1e3 for m in re.finditer(r"== (\w+) suite[^\n]*\nwall (\d+) ms", bundle)}
+    full = re.search(r"full.json (\d+) measurements", bundle).group(1)
+    passed = re.search(r"(\d+) passed", bundle).group(1)
+    _said(text, f"default suite {walls['default']:.1f} s", f"quick suite from a cold kernel cache {walls['quick']:.1f} s",
+          f"{full} figures, all verified")
+    _said(_section("## The cost model against measured programs"),
+          f"({passed} passed in\n`benchmarks/data/2026-11-30-5/bundle.log.gz`")
+
+
+ONESHOT = "| size | all-reduce | all-gather | reduce-scatter | all-to-all | broadcast | reduce | send/recv |"
+
+
+def test_the_one_shot_table_is_its_log():
+    got = {(m.group(1), int(m.group(2))): (float(m.group(3)), float(m.group(4))) for m in re.finditer(
+        r"^(\w+)\s+(\d+) B\s+one-shot\s+([\d.]+) us\s+NCCL\s+([\d.]+) us", _text("2026-11-30-6/oneshot-floor.log.gz"), re.M)}
+    exact = {(m["spec"]["pattern"], m["spec"]["message_bytes"]): statistics.median(m["times_s"]) * 1e6
+             for m in json.loads(_text("2026-11-30-6/oneshot-floor.json.gz")) if m["spec"]["mechanism"] == "oneshot"}
+    colls = ["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce", "sendrecv"]
+    rows = table_after(ONESHOT)
+    assert [r[0].split(",")[0] for r in rows] == ["8 B", "4 KiB", "32 KiB", "256 KiB"]
+    for cells, size in zip(rows, (8, 4096, 32768, 262144)):
+        for c, cell in zip(colls, cells[1:]):
+            one, nccl = got[(c, size)]
+            assert round(exact[(c, size)], 2) == one, (c, size)  # the log printed the profile's median
+            one = exact[(c, size)]
+            digits = 1 if one >= 10 else 2
+            assert numbers(cell) == [round(one, digits), nccl], (c, size)
+
+
+def test_the_cost_model_cases_table_is_cases_txt():
+    log = _text("2026-11-30-6/cases.txt.gz")
+    cases = [m.groups() for m in re.finditer(r"^(\w+): measured ([\d.]+) us; (.*?) \(us\); unexplained ([\d.]+)%", log, re.M)]
+    by = {(name, float(t)): (dict((k.split(" (")[0].replace("link:nvlink", "NVLink"), float(v)) for k, v in
+                                  (p.rsplit(" ", 1) for p in parts.split(", "))), float(u)) for name, t, parts, u in cases}
+    rows = table_after("| program (fp16 unless said, 2 ranks) | measured |")
+    assert len(rows) == 6
+    for cells in rows:
+        t = numbers(cells[1])[0]
+        parts, unexplained = next(v for (n, tt), v in by.items() if tt == t)
+        said = dict((k, float(v)) for k, v in re.findall(r"(launch|collective|compute|memory|NVLink) ([\d.]+)", cells[2]))
+        assert said == {k: v for k, v in parts.items() if k in said}, cells[0]
+        assert all(k in said or v < 1 for k, v in parts.items() if k != "unexplained"), cells[0]
+        assert numbers(cells[3])[0] == unexplained, cells[0]
+    wire = re.findall(r"wire efficiency ([\d.]+)x", log)
+    assert sorted(numbers(" ".join(r[5] for r in rows))[::1]) == sorted(float(w) for w in wire)
+    worst = max(float(u) for _, _, _, u in cases)
+    _said(_section("## The cost model against measured programs"), f"leaves at most {float(worst):.1f} % unexplained")
