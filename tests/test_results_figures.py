@@ -713,3 +713,61 @@ def test_the_cost_model_cases_table_is_cases_txt():
     assert sorted(numbers(" ".join(r[5] for r in rows))[::1]) == sorted(float(w) for w in wire)
     worst = max(float(u) for _, _, _, u in cases)
     _said(_section("## The cost model against measured programs"), f"leaves at most {float(worst):.1f} % unexplained")
+
+
+def test_the_zoo_table_is_zoo_table_py_on_run_7(capsys):
+    import runpy
+    import sys
+
+    argv = sys.argv
+    sys.argv = ["zoo_table.py", str(DATA / "2026-12-02-8" / "zoo_run7.jsonl")]
+    try:
+        runpy.run_path(str(ROOT / "benchmarks" / "zoo_table.py"), run_name="__main__")
+    finally:
+        sys.argv = argv
+    made = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ") and "---" not in line]
+    at = RESULTS.index(made[0])
+    written = [line for line in RESULTS[at:].split("\n\n")[0].splitlines() if "---" not in line]
+    assert len(made) == 29 and written == made
+
+
+def test_trace_speed_tables_and_runs():
+    runs = [json.loads(line) for line in _text("2026-12-02-9/trace_speed_1gb.jsonl").splitlines() if line.strip()]
+    rows = table_after("| run | read | analyse | wall (process start included) |")
+    assert len(rows) == len(runs) == 3
+    for cells, r in zip(rows, runs):
+        assert numbers(cells[0])[0] == r["run"]
+        assert [numbers(c)[0] for c in cells[1:4]] == [round(r["read_s"], 1), round(r["analyse_s"], 1), round(r["wall_s"], 1)]
+        assert numbers(cells[4])[0] == round(r["peak_tree_rss_mb"])
+    text = _section("## `linkroof trace` at production size")
+    _said(text, f"({max(r['read_s'] + r['analyse_s'] for r in runs):.1f} s at most)",
+          f"{runs[0]['collectives']:,} steps", f"{runs[0]['activities'] / 1e6:.2f} M\nGPU activities")
+    iso = [json.loads(line) for line in _text("2026-12-02-10/trace_speed_1gb_isolated.jsonl").splitlines() if line.strip()]
+    split = json.loads(_text("2026-12-02-10/trace_speed_1gb_after_split.jsonl"))
+    _said(text, f"{iso[0]['wall_s']:.1f} s and {iso[1]['wall_s']:.1f} s wall alone",
+          f"(read\n{iso[0]['read_s']:.1f} / {iso[1]['read_s']:.1f} s, analyse {iso[0]['analyse_s']:.1f} / {iso[1]['analyse_s']:.1f} s, "
+          f"peak tree memory {round(statistics.median(r['peak_tree_rss_mb'] for r in iso))} MB)",
+          f"{split['wall_s']:.1f} s while tests ran\nbeside it (read {split['read_s']:.1f} s, analyse {split['analyse_s']:.1f} s)")
+
+
+def test_many_ranks_trace_page_doors_and_merge():
+    r = json.loads(_text("2026-12-02-10/trace_ranks_64x8mb.json"))
+    v = json.loads(_text("2026-12-02-10/trace_view_64x1865.json"))
+    text = _section("### Many ranks, and the Trace page at scale")
+    loc, dask = r["local"], r["dask"]
+    _said(text, f"{r['file_mb']:.1f} MB each", f"{r['one_rank_alone_s']:.2f} s",
+          f"{loc['wall_s']:.2f} s wall, {loc['per_rank_s']:.2f} s per rank", f"{loc['per_rank_vs_alone']:.2f} of one rank alone",
+          f"{dask['wall_s']:.2f} s, {dask['per_rank_s']:.2f} s per rank, {dask['per_rank_vs_alone']:.2f} of one alone",
+          f"the same {loc['rows']:,} calls and {loc['matched']} matched collectives",
+          f"{v['collectives']:,} collectives, {v['activities']:,}\nGPU activities", f"({v['read_s']:.2f} s)",
+          f"({v['report_s']:.2f} s: placement, steps, matching {v['matched']:,}\ncollectives",
+          f"**{v['first_render_s']:.2f} s, {round(v['first_render_bytes'] / 1e3)} KB**",
+          f"{v['zoom_s']:.2f} s ({round(v['zoom_bytes'] / 1e3)} KB)", f"{v['sorted_page_s']:.2f} s the first time")
+    assert dask["rows"] == loc["rows"] and dask["matched"] == loc["matched"] and loc["unmatched"] == dask["unmatched"] == 0
+    d = json.loads(_text("2026-12-02-9/door_times.json"))
+    _said(_section("## Doors that must not hang").replace("\n", " "), f"in {d['fifo_refusals_s']:.2f} s together",
+          f"takes {d['score_batch_with_a_hang_s']:.1f} s with its 4 s deadline")
+    assert d["huge_recording_refusal_s"] < 0.01
+    merge = _text("2026-12-03-merge/merge_time.txt")
+    seconds = re.search(r"merge ([\d.]+) s", merge).group(1)
+    _said(_section("## batch-merge on 200 000 signed rows"), f"**{seconds} s**")
