@@ -771,3 +771,18 @@ def test_many_ranks_trace_page_doors_and_merge():
     merge = _text("2026-12-03-merge/merge_time.txt")
     seconds = re.search(r"merge ([\d.]+) s", merge).group(1)
     _said(_section("## batch-merge on 200 000 signed rows"), f"**{seconds} s**")
+
+
+def test_the_read_after_copies_table():
+    steps = {r["step"].split(" ", 1)[0]: r for r in json.loads(_text("2026-12-02-3/read_after_copies.json.gz"))}
+    gb = {k: round(r["GBps"], 1) for k, r in steps.items()}
+    want = [[gb["1"], gb["2"]], [gb["4"], gb["3"], 1980, 3201, round(steps["4"]["after"]["power_w"]), 0],
+            [gb["6"], gb["5"]], [gb["7"]], [gb["8"]], [gb["10"], gb["9"]], [gb["11"], gb["12"]]]
+    rows = table_after("| step | read-only | note |")
+    assert len(rows) == len(want)
+    for cells, w in zip(rows, want):
+        got = [x for x in numbers(" ".join(cells[1:])) if x not in (1, 2, 5, 100)]  # drop step counts and sizes
+        said = numbers(cells[0])
+        assert sorted(got + said) == sorted(w + [x for x in said if x not in w]), cells[0]
+        assert all(v in got + said for v in w), (cells[0], w)
+    assert all(sum(r["throttled_ms"].values()) == 0 for r in steps.values())
