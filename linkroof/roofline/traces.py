@@ -636,7 +636,10 @@ def step_summaries(rank: int | None, windows: Sequence[tuple[str, int, int]], ac
     classes: dict[str, dict[int, int]] = {}
     for c in {cls(a) for a in acts}:
         classes[c] = _attributed([(a.start_ns, a.end_ns, o) for a, o in own if cls(a) == c])
-    exposed = _attributed(_exposed_pieces(acts, owners, [cls(a) == "communication" for a in acts]))
+    # exposure is physical: any work beside a step's communication hides it, whichever step
+    # (or none) launched that work; only the communication's own step counts the piece
+    exposed = _attributed([x for x in _exposed_pieces(activities, step_of,
+                                                      [cls(a) == "communication" for a in activities]) if x[2] >= 0])
     n_coll: dict[int, int] = {}
     for a, o in own:
         if id(a) in comm_ids:
