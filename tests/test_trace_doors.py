@@ -456,3 +456,29 @@ def test_a_kernel_outside_every_step_still_hides_the_steps_communication(tmp_pat
     assert code == 0 and "1 event(s) with fields of the wrong type" in _warnings(out)
     [step] = out["steps"]
     assert round(step["exposed_s"] * 1e6) == 200 and round(step["communication_s"] * 1e6) == 400
+
+
+def test_a_long_event_is_read_in_doubling_refills(tmp_path, monkeypatch):
+    """An event larger than CHUNK is decoded again after each refill: the refills double
+    what is held, so a 256 KiB event with a 1 KiB chunk takes about log2(256) reads (one
+    chunk a refill took 256, each decoding the event from its start: quadratic)."""
+    reads = []
+
+    class Counted:
+        def __init__(self, f):
+            self.f = f
+
+        def read(self, n=-1):
+            reads.append(n)
+            return self.f.read(n)
+
+        def __getattr__(self, k):
+            return getattr(self.f, k)
+
+    real_open = P._open
+    monkeypatch.setattr(P, "_open", lambda p: Counted(real_open(p)))
+    monkeypatch.setattr(P, "CHUNK", 1024)
+    doc = _base()
+    _kernels(doc)[0]["args"]["pad"] = "x" * (256 << 10)
+    t = P.read_trace(_write(tmp_path, doc))
+    assert len(t.activities) == 3 and len(reads) < 24, len(reads)

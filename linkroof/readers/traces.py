@@ -223,6 +223,7 @@ def _stream(p: Path, col: _Collector, progress: Any = None) -> tuple[dict, int]:
     try:
         if has_events:
             _stream_events(p, col, meta, progress)
+        col.done()
     finally:
         if collecting:
             gc.enable()
@@ -332,9 +333,10 @@ def _read_split(p: Path, col: _Collector, split: int, progress: Any = None) -> b
             other.cancel()
             return False
         try:
-            col.merge(other.result())
+            second = other.result()  # its activities still in columns (see _Collector.__setstate__)
         except (cf.process.BrokenProcessPool, TraceError):  # the second half did not decode: one pass decides
             return False
+    col.merge(second)  # once the worker has exited: the two never hold its columns at once
     return True
 
 
@@ -372,11 +374,11 @@ def _events(p: Path, col: _Collector, start: int | None = None, limit: int | Non
             f.seek(start)
         buf, eof = "", False
 
-        def more() -> bool:
+        def more(at_least: int = 0) -> bool:
             nonlocal buf, eof, left, got
             if eof:
                 return False
-            want = CHUNK if left is None else min(CHUNK, left)
+            want = max(CHUNK, at_least) if left is None else min(max(CHUNK, at_least), left)
             raw = f.read(want) if want > 0 else b""
             if left is not None:
                 left -= len(raw)
@@ -467,7 +469,7 @@ def _events(p: Path, col: _Collector, start: int | None = None, limit: int | Non
                     raise TraceError(f"{p}: event {n + 1} is larger than {MAX_EVENT >> 20} MiB or does not parse: "
                                      "not a profiler's trace") from None
                 buf, i, one_by_one = buf[i:], 0, max(0, one_by_one - i)
-                more()
+                more(len(buf))  # doubling what is held: an event of n bytes is decoded log(n) times, not n / CHUNK
                 continue
             except RecursionError:
                 raise TraceError(f"{p}: event {n + 1} is nested too deep to be a profiler's event") from None
@@ -510,7 +512,9 @@ def _batch_end(buf: str, lo: int, hi: int) -> int:
 
 
 MAX_DEPTH = 64  # a Kineto trace nests about 6 deep; far deeper is not a profiler's
-MAX_TOKEN = 64 << 20  # bytes of one token before the events (a string, a number, blanks): more is not a profiler's
+# bytes of one token before the events (a string, a number, blanks): a profiler's head holds none near this, and
+# the tokenizer lexes a token that spans its reads again from its start at each read (a 64 MiB one took 90 s)
+MAX_TOKEN = 1 << 20
 
 
 def _top_keys(p: Path, stop_at_events: bool) -> tuple[dict, bool]:
@@ -760,12 +764,74 @@ def _elements_past(dims: list, depth: int) -> bool:
     return False
 
 
+class _Index(dict):
+    """Each distinct value its number, in the order first seen."""
+
+    def __missing__(self, key: Any) -> int:
+        n = self[key] = len(self)
+        return n
+
+
+_FIELDS = ("kind", "name", "device", "stream", "start_ns", "end_ns", "correlation", "grid", "block", "bytes",
+           "copy_kind")
+_BY_VALUE = ("kind", "name", "grid", "block", "copy_kind")  # few distinct values: numbered, each kept once
+
+
+class _Acts:
+    """The activities as read, in columns (one array per field, each name, kind and grid
+    numbered once): about 90 B an activity, where the objects take 250 and, made one at
+    a time among the decoder's short-lived ones, left the heap a quarter larger again.
+    Made objects once, at the end (`objects`); a worker's half travels as its arrays."""
+
+    __slots__ = ("values", "cols")
+
+    def __init__(self) -> None:
+        self.values = _Index()
+        self.cols = [array("q") for _ in _FIELDS]
+
+    def __len__(self) -> int:
+        return len(self.cols[4])
+
+    def add(self, kind: str, name: str, device: int, stream: int, start: int, end: int, corr: int, grid: tuple,
+            block: tuple, nbytes: int, copy_kind: str) -> None:
+        v, c = self.values, self.cols
+        c[0].append(v[kind])
+        c[1].append(v[name])
+        c[2].append(device)
+        c[3].append(stream)
+        c[4].append(start)
+        c[5].append(end)
+        c[6].append(corr)
+        c[7].append(v[grid])
+        c[8].append(v[block])
+        c[9].append(nbytes)
+        c[10].append(v[copy_kind])
+
+    def extend(self, other: "_Acts") -> None:
+        """The activities of the part read after this one's."""
+        ours = array("q", map(self.values.__getitem__, other.values))  # its numbers -> ours
+        for f, mine, theirs in zip(_FIELDS, self.cols, other.cols):
+            mine += array("q", map(ours.__getitem__, theirs)) if f in _BY_VALUE else theirs
+
+    def objects(self) -> list[Activity]:
+        values = list(self.values)
+        cols = [map(values.__getitem__, c) if f in _BY_VALUE else c for f, c in zip(_FIELDS, self.cols)]
+        return [Activity(*t) for t in zip(*cols)]
+
+    def __getstate__(self) -> tuple:
+        return self.values, self.cols
+
+    def __setstate__(self, state: tuple) -> None:
+        self.values, self.cols = state
+
+
 class _Collector:
     """What read_trace keeps of the events, filled one event at a time (in this process,
     or in a worker reading the second half of a large file)."""
 
     def __init__(self) -> None:
-        self.acts: list[Activity] = []
+        self.acts = _Acts()
+        self.activities: list[Activity] = []  # the same as objects, once the reading ends (done)
         self.kargs: list[dict] = []
         self.launches = Launches()
         self.ops: list[CommOp] = []
@@ -786,7 +852,7 @@ class _Collector:
 
     def merge(self, other: "_Collector") -> None:
         """The events of the part after this one's."""
-        self.acts += other.acts
+        self.acts.extend(other.acts)
         self.kargs += other.kargs
         self.launches.merge(other.launches)
         self.ops += other.ops
@@ -802,17 +868,15 @@ class _Collector:
         self.tail = other.tail
 
     def __getstate__(self) -> dict:
-        # activities as plain tuples: a slotted dataclass pickles through copyreg, several
-        # times slower for the 600 k a worker sends back
-        d = {k: v for k, v in self.__dict__.items() if k not in ("shared", "acts")}
-        d["acts"] = [(a.kind, a.name, a.device, a.stream, a.start_ns, a.end_ns, a.correlation, a.grid, a.block,
-                      a.bytes, a.copy_kind) for a in self.acts]
-        return d
+        return {k: v for k, v in self.__dict__.items() if k != "shared"}  # a worker's half: its columns
 
     def __setstate__(self, d: dict) -> None:
-        d["acts"] = [Activity(*t) for t in d["acts"]]
         self.__dict__.update(d)
         self.shared = {}
+
+    def done(self) -> None:
+        """The reading has ended: the activities made objects, the columns let go."""
+        self.activities, self.acts = self.acts.objects(), _Acts()
 
     def _said(self, x: Any) -> Any:
         """`x` with its lone surrogates made U+FFFD and counted."""
@@ -872,8 +936,8 @@ class _Collector:
                     kept = self._said(args)
                 else:
                     kept = NO_ARGS
-                self.acts.append(Activity(kind, name, _id(args.get("device")), _id(args.get("stream")), start, end,
-                                          corr, grid, block, nbytes, copy_kind))
+                self.acts.add(kind, name, _id(args.get("device")), _id(args.get("stream")), start, end, corr, grid,
+                              block, nbytes, copy_kind)
                 self.kargs.append(kept)
                 if corr and (corr < 65536 or not corr & 63):
                     key = (corr, start)
@@ -920,7 +984,7 @@ def read_trace(path: str | Path, progress: Any = None) -> Trace:
         raise TraceError(f"{p}: {p.stat().st_size} bytes is over the {MAX_TRACE}-byte limit for a trace")
     col = _Collector()
     meta, seen_events = _stream(p, col, progress)
-    acts, kargs, launches, ops = col.acts, col.kargs, col.launches, col.ops
+    acts, kargs, launches, ops = col.activities, col.kargs, col.launches, col.ops
     gpu_steps, cpu_steps = col.gpu_steps, col.cpu_steps
     dropped = 0
     if col.twice:
