@@ -339,7 +339,7 @@ def _events(draw):
 
 
 @FUZZ
-@given(events=_events(), indent=st.sampled_from([None, 0, 2]), batch=st.sampled_from([64, 256, 4096]))
+@given(events=_events(), indent=st.sampled_from([None, 0, 2]), batch=st.sampled_from([512, 2048, 8192]))
 def test_events_decoded_a_batch_at_a_time_are_those_decoded_one_at_a_time(tmp_path_factory, monkeypatch, events,
                                                                          indent, batch):
     """The batch cut after an event's '}' that ', {' follows is checked by the decoding:
@@ -353,7 +353,7 @@ def test_events_decoded_a_batch_at_a_time_are_those_decoded_one_at_a_time(tmp_pa
     got = []
     for b in (batch, 1 << 40):  # a batch, then none (every event alone)
         monkeypatch.setattr(P, "BATCH", b)
-        monkeypatch.setattr(P, "CHUNK", 512)
+        monkeypatch.setattr(P, "CHUNK", 4096)
         col = P._Collector()
         seen = []
         col.on_event = seen.append
@@ -364,6 +364,40 @@ def test_events_decoded_a_batch_at_a_time_are_those_decoded_one_at_a_time(tmp_pa
 
 
 # ------------------------------------------------------------------ fuzz: fields and bytes
+
+
+def test_a_batch_never_runs_past_the_events_array(tmp_path):
+    """The last cut a batch finds may lie after the array's ']' (a key after it holding
+    objects): the decoding then stops at the ']' before the cut, and the batch is not
+    taken; the events are those of the array, no more."""
+    events = [{"ph": "X", "cat": "kernel", "name": f"k{k}", "ts": k, "dur": 1, "args": {"correlation": k}}
+              for k in range(40)]
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps({"traceEvents": events, "extra": [{"a": 1}, {"b": 2}]}))
+    col = P._Collector()
+    seen = []
+    col.on_event, col.on_events = seen.append, seen.extend
+    assert P._events(p, col) == 40 and seen == events and col.tail.startswith(', "extra"')
+
+
+def test_a_split_reads_names_numbered_in_each_half_as_one_pass(tmp_path, monkeypatch):
+    """The worker of a split read numbers the names, kinds and grids it meets in its own
+    order (its half starts mid-cycle here: kernel_3 first); the parent renumbers them
+    into its own, so every activity keeps its name."""
+    events = []
+    for i in range(12_000):
+        events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                       "ts": 10 * i, "dur": 1, "args": {"correlation": i + 1}})
+        events.append({"ph": "X", "cat": "kernel" if i % 5 else "gpu_memset", "name": f"kernel_{i % 7}", "pid": 0,
+                       "tid": 7, "ts": 10 * i + 2, "dur": 5, "args": {"correlation": i + 1, "device": 0,
+                                                                        "stream": 7, "grid": [i % 3 + 1, 1, 1]}})
+    p = tmp_path / "split.json"
+    p.write_text(json.dumps({"schemaVersion": 1, "traceEvents": events}))
+    one = P.read_trace(p)
+    monkeypatch.setattr(P, "SPLIT_AT", 1 << 20)
+    assert p.stat().st_size > 2 << 20 and P._split_point(p) is not None
+    two = P.read_trace(p)
+    assert two.activities == one.activities and two.launches == one.launches and len(one.activities) == 12_000
 
 
 HOSTILE = st.sampled_from([float("nan"), float("inf"), float("-inf"), True, False, None, 10 ** 30, -(10 ** 30),
