@@ -24,6 +24,7 @@ import math
 import re
 from collections.abc import Sequence
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -151,6 +152,7 @@ CUSTOM_OP_PREFIXES = ("vllm::", "symm_mem::", "_c10d_functional::", "c10d_functi
 _CUSTOM_OP_COLLECTIVE = re.compile(r"(all_?reduce|all_?gather|reduce_?scatter|all_?to_?all)", re.I)
 
 
+@functools.lru_cache(maxsize=16384)  # once per distinct name: a trace's kernels have few (4.4 s of 8 s per kernel)
 def custom_mechanism(kernel: str) -> tuple[str, str | None] | None:
     """(mechanism, collective or None) of a kernel that is a collective but not NCCL's,
     from its name's family, else None."""
