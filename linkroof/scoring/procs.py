@@ -134,8 +134,10 @@ def of_mark(mark: str, live_marks: set[str] | frozenset[str] = frozenset(),
         m = _mark_of(pid)
         # a descendant whose environment cannot be read (it made itself undumpable) is this target's
         # when no other target runs now; in a batch, the PID namespace (jail.py) is what ends it
-        if m == mark or (pid in mine and pid not in before and (m not in live_marks if m is not None
-                                                                 else not live_marks)):
+        # a descendant with no mark (one that cleared its environment, or another target's child
+        # between its fork and its exec, which still holds the judge's environment) is this target's
+        # only when no other target runs: in a batch a just-forked child of another job was killed
+        if m == mark or (pid in mine and pid not in before and (m not in live_marks if m else not live_marks)):
             found.append(pid)
     return found
 

@@ -255,8 +255,9 @@ def clean_env(env: dict[str, str], scratch: str) -> dict[str, str]:
 
 SANDBOXES = ("auto", "namespaces", "none")
 TIME_SLACK_S, TIME_OVER = 5e-3, 0.10  # a reported timed loop may exceed the judge's wall time by no more than these
-TIME_UNDER, TIME_UNDER_SLACK_S = 0.5, 2e-3  # nor, under PKB's, be under this share of it less this (the
-# judge's stamps may come late when its threads are busy: this slack keeps a busy judge from calling a row tampered)
+TIME_UNDER, TIME_UNDER_SLACK_S = 0.5, 10e-3  # nor, under PKB's, be under this share of it less this (the
+# judge's stamps may come late when its threads are busy, and a loaded host sleeps long: 2 ms called an honest
+# stand-in's 5 ms loop seen as 14.4 ms tampered on a loaded 2-core machine; docs/scoring.md says 10 ms)
 
 
 def _opened_by_others(path: str) -> bool:

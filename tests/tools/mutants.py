@@ -282,6 +282,8 @@ MUTATIONS = [
      "if any(r.times_last for r in rs) else None})", "if True else None})"),
     ("ties: the tie window 1 us -> 0", "linkroof/readers/telemetry.py", "TIE_US = 1.0", "TIE_US = -1.0"),
     ("ties: ranks hours apart unsaid", "linkroof/readers/telemetry.py", "APART_S = 600.0", "APART_S = 1e6"),
+    ("procs: an unmarked child taken beside another target", "linkroof/scoring/procs.py",
+     "(m not in live_marks if m else not live_marks)", "(m not in live_marks if m is not None else not live_marks)"),
     ("host work gap 50 us -> 500 us", "linkroof/roofline/timeline.py", "HOST_WORK_GAP_NS = 50_000",
      "HOST_WORK_GAP_NS = 500_000"),
     ("drift threshold 3 % -> 10 %", "linkroof/roofline/clockstate.py", "DRIFT = 0.03", "DRIFT = 0.10"),
