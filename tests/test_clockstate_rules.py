@@ -1,0 +1,57 @@
+"""The clock-state rules in their own units (issue 44: mutants of clockstate.py that
+survived mutmut): which NVML samples belong to a call's window, and when a clock has
+settled."""
+
+from linkroof.roofline import clockstate as CS
+
+
+def s(t, mhz):
+    return CS.ClockSample(t, mhz, 3201.0, 500.0, 0)
+
+
+SAMPLES = [s(0.0, 1980.0), s(0.5, 1900.0), s(1.0, 1800.0), s(1.5, 1700.0), s(3.0, 1600.0)]
+
+
+def test_the_samples_in_a_window_are_those_taken_in_it_in_time_order():
+    got = CS.in_window(list(reversed(SAMPLES)), 0.5, 1.5)
+    assert [x.t for x in got] == [0.5, 1.0, 1.5]  # both ends included, sorted by time
+
+
+def test_a_window_with_no_sample_takes_the_nearest_to_its_middle():
+    assert [x.t for x in CS.in_window(SAMPLES, 2.0, 2.4)] == [1.5]  # middle 2.2: 0.7 from 1.5, 0.8 from 3.0
+    assert [x.t for x in CS.in_window(SAMPLES, 2.5, 2.9)] == [3.0]  # middle 2.7
+    # middle 2.325: 3.0 is 0.675 from it, 1.5 is 0.825 (though 1.5 is nearer the window's start)
+    assert [x.t for x in CS.in_window(SAMPLES, 1.7, 2.95)] == [3.0]
+    assert CS.in_window([], 0.0, 1.0) == []
+
+
+def steady(n, mhz=1980.0, dt=0.01, wobble=0.0):
+    return [s(i * dt, mhz + (wobble if i % 2 else -wobble)) for i in range(n)]
+
+
+def test_a_clock_within_one_percent_over_three_windows_has_settled():
+    """Three windows of 0.1 s at 1980 MHz, +-10 MHz (0.5 %): settled. A clock whose
+    windows' means are 1980, 1950 and 1920 MHz (3 % apart) has not."""
+    assert CS.settled(steady(40, wobble=10.0))
+    falling = [s(i * 0.01, 1980.0 - 300.0 * i * 0.01) for i in range(40)]
+    assert not CS.settled(falling)
+
+
+def test_settled_needs_three_windows_of_history_and_a_reading_in_each():
+    assert not CS.settled([])
+    assert not CS.settled(steady(25))  # 0.24 s of samples: less than three windows
+    gap = steady(40)
+    gap = [x for x in gap if not 0.19 < x.t <= 0.29]  # the middle window (0.19-0.29 s) holds no sample
+    assert not CS.settled(gap)
+    unread = [CS.ClockSample(x.t, None, None, None, None) for x in steady(40)]
+    assert not CS.settled(unread)
+
+
+def test_the_settled_margin_is_one_percent_of_the_mean():
+    """Windows at 1980, 1980 and 2000 MHz (their mean 1986.7, 2000 is 0.67 % above):
+    settled; at 1980, 1980 and 2030 (the last 1.7 % above): not."""
+    def three(last):
+        return [s(i * 0.01, 1980.0 if i < 30 else last) for i in range(1, 41)]
+
+    assert CS.settled(three(2000.0))
+    assert not CS.settled(three(2030.0))
