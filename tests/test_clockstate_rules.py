@@ -55,3 +55,41 @@ def test_the_settled_margin_is_one_percent_of_the_mean():
 
     assert CS.settled(three(2000.0))
     assert not CS.settled(three(2030.0))
+
+
+def batches(times_ms, mhz):
+    """Batches 1 s apart, each with its host window and one NVML sample in it."""
+    times = [t * 1e-3 for t in times_ms]
+    windows = [(float(i), i + 0.5) for i in range(len(times))]
+    samples = [CS.ClockSample(i + 0.25, m, 3201.0, 600.0, 0) for i, m in enumerate(mhz)]
+    return times, windows, samples
+
+
+def test_burst_is_the_first_thirds_median_and_sustained_the_last_thirds():
+    """Nine batches: 1.0, 1.2, 1.1 ms | 1.5 ... | 1.9, 2.0, 2.1 ms, the clock 1980 ->
+    1600 MHz: burst 1.1 ms (the first three's median), sustained 2.0 ms, a drift of
+    81.8 %, and the state drifting, first 1980 and last 1600 MHz (each third's mean)."""
+    times, windows, samples = batches([1.0, 1.2, 1.1, 1.5, 1.5, 1.5, 1.9, 2.0, 2.1],
+                                      [1980] * 3 + [1800] * 3 + [1600] * 3)
+    st = CS.clock_state(times, windows, samples, max_sm_mhz=1980.0)
+    assert (round(st.burst_s * 1e3, 3), round(st.sustained_s * 1e3, 3)) == (1.1, 2.0)
+    assert round(st.drift, 4) == round(0.9 / 1.1, 4)
+    assert st.state == "drifting" and (st.sm_mhz_first, st.sm_mhz_last) == (1980.0, 1600.0)
+    assert st.sm_mhz_median == 1800.0 and st.samples == 9
+    assert "the calls slowed +81.8% from the first batches to the last as the SM clock went from 1980 to 1600 MHz" \
+        in st.note
+
+
+def test_no_samples_is_unknown_with_none_taken_said():
+    st = CS.clock_state([1e-3], [(0.0, 1.0)], [])
+    assert (st.state, st.samples, st.note) == ("unknown", 0, "no NVML clock samples were taken")
+
+
+def test_the_gpus_own_clock_counts_only_where_every_batch_read_one():
+    """Three batches with the GPU's clock read for each (1980, 1980, 1500 MHz): measured,
+    said; one unread (NaN) and NVML's samples are used instead."""
+    times, windows, samples = batches([1.0, 1.0, 1.4], [1980, 1980, 1980])
+    st = CS.clock_state(times, windows, samples, gpu_mhz=[1980.0, 1980.0, 1500.0])
+    assert "measured on the GPU" in st.note and st.sm_mhz_last == 1500.0
+    st = CS.clock_state(times, windows, samples, gpu_mhz=[1980.0, float("nan"), 1500.0])
+    assert "measured on the GPU" not in st.note and st.sm_mhz_last == 1980.0
