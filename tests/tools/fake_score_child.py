@@ -82,6 +82,16 @@ if does("daemon", "daemon_clean"):  # double fork, setsid, outlive the scorer (c
 CANARY = os.environ.get("FAKE_CANARY", "")  # a file of the judge's: gone or changed means an attack got through
 
 
+def append_forged_rows():
+    """A forged row appended to every results file in the working folder it can write."""
+    for f in Path.cwd().glob("*.jsonl"):
+        try:
+            with open(f, "a") as out:
+                out.write(json.dumps({"job": "x", "correct": True, "speedup": 1e9}) + "\n")
+        except OSError:
+            pass
+
+
 def hit():
     """An attack got through: spoil the judge's canary (the test sees it)."""
     try:
@@ -127,12 +137,7 @@ if does("remount"):  # every mount made writable again (CAP_SYS_ADMIN), then the
         if libc.mount(b"none", point.encode(), None, 32 | 4096, None) == 0:  # MS_REMOUNT | MS_BIND, not MS_RDONLY
             privileged = True
     hit()
-    for f in Path.cwd().glob("*.jsonl"):
-        try:
-            with open(f, "a") as out:
-                out.write(json.dumps({"job": "x", "correct": True, "speedup": 1e9}) + "\n")
-        except OSError:
-            pass
+    append_forged_rows()
 if does("signal"):  # stop every process it can signal but its own (the judge, other candidates)
     import signal as _signal
 
@@ -156,12 +161,7 @@ if does("persist"):  # code for later runs: a .pth and usercustomize in site-pac
             except OSError:
                 pass
 if does("appendresults"):  # forged rows appended to a results file in the working folder
-    for f in Path.cwd().glob("*.jsonl"):
-        try:
-            with open(f, "a") as out:
-                out.write(json.dumps({"job": "x", "correct": True, "speedup": 1e9}) + "\n")
-        except OSError:
-            pass
+    append_forged_rows()
 if does("exfiltrate"):  # a TCP connection to the judge's machine (the test listens on its loopback)
     import socket as _socket
 
