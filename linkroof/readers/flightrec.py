@@ -337,6 +337,17 @@ def _telemetry_class() -> type:
     return FlightRecorderTelemetry
 
 
+def status_lag(dump: FRDump) -> list[tuple[str, int, int]]:
+    """(group, pg_status's last completed, the ring's last completed) where the ring is
+    ahead: seen on torch 2.11, whose dump right after a synchronize counted 2 of 16."""
+    out = []
+    for g, st in sorted(dump.status_by_group().items()):
+        done = [e.collective_seq for e in dump.entries if e.group == g and not e.is_p2p and e.state == "completed"]
+        if done and st.get("completed") is not None and max(done) > st["completed"]:
+            out.append((g, st["completed"], max(done)))
+    return out
+
+
 def parse_flight_recorder(data: bytes, path: str = "<dump>", rank: int | None = None) -> Telemetry:
     """One rank's Flight Recorder dump (`TORCH_NCCL_DEBUG_INFO_TEMP_FILE<rank>`: a pickle,
     or JSON). The rank is the file name's trailing number unless given. A call's time is
@@ -370,6 +381,11 @@ def parse_flight_recorder(data: bytes, path: str = "<dump>", rank: int | None = 
                      "and order only, no bandwidth")
     if not dump.entries:
         notes.append("an empty ring: no entry recorded (a suspect when its groups hang)")
+    lag = status_lag(dump)
+    if lag:
+        notes.append("pg_status lags the ring (the watchdog had not yet counted them): " + "; ".join(
+            f"group {g!r} says last completed #{st} while its ring has #{ring} completed" for g, st, ring in lag)
+            + "; a position is read from the newer of the two")
     return _telemetry_class()("Flight Recorder", path, calls, notes, progress=progress, dump=dump)
 
 

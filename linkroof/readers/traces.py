@@ -28,7 +28,7 @@ from ..errors import LinkroofError
 from ..files import regular_file
 from ..roofline.timeline import Activity
 from ..roofline.traces import (CUSTOM_OP_PREFIXES, CollectiveCall, CommOp, CommOps, collective_call, collective_name,
-                               innermost, is_collective_kernel)
+                               innermost, is_collective_kernel, open_ops)
 
 MAX_TRACE = 16 << 30  # bytes on disk; a trace is streamed, never held whole
 
@@ -77,6 +77,18 @@ class Trace:
     def comm_ids(self) -> set[int]:
         """The activities that are collectives (by id), for the interval arithmetic."""
         return {id(a) for a, _ in self._scan()}
+
+    def silent_ops(self) -> list[CommOp]:
+        """The collective ops (record_param_comms naming a collective other than a barrier
+        or a wait) that launched no GPU work in the trace: a one-rank group's all-reduce or
+        broadcast (NCCL does nothing on the GPU), or work the profiler did not record."""
+        used = set()
+        for a, _ in self._scan():
+            launch = self.launches.get(a.correlation)
+            for o in open_ops(self.ops, *launch) if launch else []:
+                used.add(id(o))
+        return [o for o in self.ops if id(o) not in used and o.args.get("Collective name")
+                and collective_name(o.args.get("Collective name")) not in (None, "barrier")]
 
     def _scan(self) -> list[tuple[Activity, CollectiveCall]]:
         if self._found is None:
@@ -1360,7 +1372,35 @@ def rank_part(t: Trace, profile: Any, model: Any = None, placed: dict | None = N
     for i, (a, _) in enumerate(t._scan()):
         if owner.get(id(a), -1) >= 0:
             step_rows[owner[id(a)]].append(i)
+    note = silent_note(t.silent_ops(), t.groups)
+    if note and note not in t.notes:
+        t.notes.append(note)
     return RankPart(t, rows, steps, step_rows)
+
+
+def silent_note(ops: Sequence[CommOp], groups: dict[str, int]) -> str | None:
+    """One line for the collective ops that launched no GPU work: how many, of which
+    collectives and groups, and why where the group says (one rank: NCCL does nothing)."""
+    if not ops:
+        return None
+    from collections import Counter
+
+    def size(o: CommOp) -> int | None:
+        g = o.args.get("Group size")
+        g = g if type(g) is int else groups.get(str(o.args.get("Process Group Name", "")))
+        return g
+
+    kinds = Counter((collective_name(o.args.get("Collective name")),
+                     str(o.args.get("Process Group Description") or o.args.get("Process Group Name") or "?"), size(o))
+                    for o in ops)
+    parts = [f"{n} {c} on group {g!r}" + (f" of {s} rank{'s' if s != 1 else ''}" if s else "")
+             for (c, g, s), n in sorted(kinds.items(), key=lambda kv: (-kv[1], str(kv[0])))[:4]]
+    one = all(s == 1 for _, _, s in kinds)
+    why = ("a one-rank group's collective does nothing on the GPU (NCCL returns at once), so nothing is placed" if one
+           else "the profiler recorded no GPU activity inside them (a window cut at the call, or GPU events dropped): "
+                "they are not rows, and the steps' communication leaves them out")
+    return (f"{len(ops)} collective op(s) launched no GPU work: {', '.join(parts)}"
+            + (f" and {len(kinds) - 4} more kinds" if len(kinds) > 4 else "") + f"; {why}")
 
 
 def light(t: Trace) -> Trace:

@@ -12,6 +12,16 @@ torch = torch_cuda_or_skip()
 EX = "examples/score/"
 
 
+def _progress(row):
+    """One line a row, as it is made (pytest -s shows them): where a slow run spends its time."""
+    import sys
+    import time
+
+    print(f"{time.strftime('%H:%M:%S')} {row.get('candidate')} correct={row.get('correct')} "
+          f"failure={(row.get('failure') or {}).get('kind')} suspect={bool(row.get('suspect'))} "
+          f"sandbox={(row.get('sandbox') or {}).get('mode')} time_s={row.get('time_s')}", file=sys.stderr, flush=True)
+
+
 def test_examples_score_on_one_gpu():
     from linkroof.scoring.score import score
 
@@ -89,9 +99,9 @@ def test_the_judge_against_real_candidates_on_one_gpu(tmp_path, monkeypatch):
     sites = {d: set(os.listdir(d)) for d in site.getsitepackages() if os.path.isdir(d)}
     try:
         pkb = score(ex + "softmax.py", cands, ex + "inputs.py:softmax_inputs", protocol="pkb", trials=1,
-                    warmup=20, iters=50, deadline_s=60, workload=wl, profile=bundled_profile())
+                    warmup=20, iters=50, deadline_s=60, workload=wl, profile=bundled_profile(), on_row=_progress)
         lr = score(ex + "softmax.py", cands, ex + "inputs.py:softmax_inputs", protocol="linkroof", trials=2,
-                   deadline_s=60, workload=wl, profile=bundled_profile())
+                   deadline_s=60, workload=wl, profile=bundled_profile(), on_row=_progress)
     finally:
         for d, before in sites.items():
             for n in set(os.listdir(d)) - before:

@@ -468,6 +468,18 @@ MUTATIONS = [
      "if hi - lo < 4 * len(corr) + 4096:", "if True:"),
     ("stream: a worker's names taken in its own numbering", "linkroof/readers/traces.py",
      'mine += array("q", map(ours.__getitem__, theirs)) if f in _BY_VALUE else theirs', "mine += theirs"),
+    # issue 42, item 9: what the real groups trace and dump showed
+    ("a barrier counted as an op without GPU work", "linkroof/readers/traces.py",
+     'not in (None, "barrier")]', 'not in (None,)]'),
+    ("an op counted used by any launch, not its own", "linkroof/readers/traces.py",
+     "for o in open_ops(self.ops, *launch) if launch else []:", "for o in self.ops:"),
+    ("a larger group's silent op called one-rank", "linkroof/readers/traces.py",
+     "one = all(s == 1 for _, _, s in kinds)", "one = True"),
+    ("pg_status lag at equal counts", "linkroof/readers/flightrec.py",
+     'if done and st.get("completed") is not None and max(done) > st["completed"]:',
+     'if done and st.get("completed") is not None and max(done) >= st["completed"]:'),
+    ("position from pg_status alone", "linkroof/readers/flightrec.py",
+     'done = max([done] + [e.collective_seq for e in coll if e.state == "completed"])', 'pass'),
 ]
 
 
