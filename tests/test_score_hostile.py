@@ -402,3 +402,26 @@ def test_fuzzed_hostile_candidates_each_get_one_honest_row(tmp_path_factory, can
         if r.get("suspect"):
             assert r["speedup"] is None and r["suspect"]["measured_speedup"]
     assert marked() == [] and store.exists()
+
+
+def test_a_target_over_its_host_memory_is_killed_and_says_so(monkeypatch, tmp_path):
+    """A candidate whose child holds 600 MiB: under a 256 MiB limit it is killed within a
+    watch (0.25 s) and its row is a memory failure, never scored; its processes are gone.
+    Under the default limit (half this machine's memory) the same candidate is scored."""
+    from linkroof.scoring import procs
+
+    monkeypatch.setenv("FAKE_HOG_HOLD", "8")
+    with store_and_cwd(tmp_path / "store.sqlite", tmp_path):
+        [hog] = S.score("m:reference", ["m:memhog"], "m:inputs", trials=1, command=fake(),
+                        deadline_s=deadline(20.0), max_memory_bytes=256 << 20)
+    assert hog["failure"]["kind"] == "memory" and not hog["correct"] and hog.get("speedup") is None
+    held = float(hog["failure"]["message"].split("held ")[1].split(" GiB")[0])
+    assert 0.25 < held < 2.0 and "over the 0.2 GiB limit" in hog["failure"]["message"]  # caught as it grew
+    assert marked() == []
+    monkeypatch.setenv("FAKE_HOG_HOLD", "0.1")
+    with store_and_cwd(tmp_path / "store.sqlite", tmp_path):
+        [ok] = S.score("m:reference", ["m:memhog"], "m:inputs", trials=1, command=fake(), deadline_s=deadline(20.0))
+    assert ok["correct"] and not ok.get("failure"), ok.get("failure")
+    assert S.default_max_memory() == procs.total_memory_bytes() // 2
+    with pytest.raises(S.ScoreError, match="at least 1 MiB"):
+        S.score("m:reference", ["m:good"], "m:inputs", command=fake(), max_memory_bytes=1000)

@@ -309,6 +309,9 @@ def _host_verdict(r: Any) -> str | None:
               "why-sentence.")
 @click.option("--max-output-bytes", type=click.IntRange(1), default=4 << 30, show_default=True,
               help="The most one rank's outputs of one trial may hold; a larger output is a failure row.")
+@click.option("--max-memory", "max_memory", type=click.FloatRange(0.001, min_open=False), default=None,
+              metavar="GIB", help="The most host memory (GiB) a target's processes may hold together, watched by "
+              "the judge; over it the target is killed and its row says so. Default: half this machine's memory.")
 @click.option("--format", "fmt", type=click.Choice(["linkroof", "kernelbench"]), default="linkroof",
               show_default=True, help="--json rows: linkroof's (PKB's field names kept), or KernelBench's "
               "KernelExecResult (compiled, correctness, runtime, runtime_stats, ref_runtime, metadata).")
@@ -321,8 +324,8 @@ def _host_verdict(r: Any) -> str | None:
 @click.pass_context
 def score(ctx: click.Context, reference: str, candidates: tuple[str, ...], inputs: str, ranks: int, protocol: str,
           trials: int, atol: float, rtol: float, deadline: float, workload: str | None, which: str | None,
-          warmup: int, iters: int, m: int, n: int, dtype: str, counters: bool, max_output_bytes: int, fmt: str,
-          sandbox: str, as_json: bool) -> None:
+          warmup: int, iters: int, m: int, n: int, dtype: str, counters: bool, max_output_bytes: int,
+          max_memory: float | None, fmt: str, sandbox: str, as_json: bool) -> None:
     """Score candidates (files with solution(*x), as ParallelKernelBench lays them out,
     or MODULE:FUNCTION) against a reference: correct over trials, timed, the speedup,
     and why a candidate is slow, from what was measured (its timeline, and with
@@ -362,6 +365,7 @@ def score(ctx: click.Context, reference: str, candidates: tuple[str, ...], input
 
     rows = run_score(reference, list(candidates), inputs, ranks, protocol, trials, atol, rtol, deadline, wl, profile,
                      warmup, iters, (m, n), dtype, on_row=emit, max_output_bytes=max_output_bytes, counters=counters,
+                     max_memory_bytes=None if max_memory is None else int(max_memory * 2**30),
                      sandbox=sandbox)
     if not as_json:
         from ..render import score_view

@@ -15,6 +15,7 @@ killed, and the result says so."""
 from __future__ import annotations
 
 import os
+from typing import Any
 import secrets
 import signal
 import sys
@@ -106,6 +107,32 @@ def processes() -> dict[int, tuple[int, str]]:
     return out
 
 
+def rss_bytes(pids: Any) -> int:
+    """The resident host memory of these processes together (each one's resident pages
+    from /proc/<pid>/statm; pages two of them share are counted twice: an upper figure)."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/statm", "rb") as f:
+                total += int(f.read().split()[1]) * page
+        except (OSError, ValueError, IndexError):
+            pass  # gone, or not ours to read
+    return total
+
+
+def total_memory_bytes() -> int | None:
+    """This machine's memory (MemTotal), or None where /proc/meminfo does not say."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def descendants(root: int, table: dict[int, tuple[int, str]] | None = None) -> set[int]:
     table = processes() if table is None else table
     kids: dict[int, list[int]] = {}
@@ -118,6 +145,13 @@ def descendants(root: int, table: dict[int, tuple[int, str]] | None = None) -> s
                 out.add(k)
                 todo.append(k)
     return out
+
+
+def tree_of(root: int, mark: str) -> set[int]:
+    """A running target's processes for the memory watch: `root`'s descendants (in a PID
+    namespace, all of them) and whatever carries its mark (a daemon that left the tree)."""
+    table = processes()
+    return descendants(root, table) | {root} | {p for p, (_, st) in table.items() if st != "Z" and _mark_of(p) == mark}
 
 
 def of_mark(mark: str, live_marks: set[str] | frozenset[str] = frozenset(),

@@ -330,16 +330,18 @@ def run_target(target: Target, inputs: str, ranks: int, protocol: str, out_dir: 
                shape: tuple[int, int] = (1024, 1024), dtype: str = "bfloat16", command: Any = None,
                problem_id: int = 1, first_trial: int = 0, max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
                gpus: Sequence[Any] | None = None, seeds: Sequence[int] | None = None, reference: bool = False,
-               sandbox: str = "auto") -> RunResult:
+               sandbox: str = "auto", max_memory_bytes: int | None = None) -> RunResult:
     """Run one target with a deadline, in namespaces of its own where the machine allows
     (jail.py; `sandbox`), its results on sockets the judge connected before it started
     (channel.py); at its end every process of it is killed, daemons included (procs.py,
     and the PID namespace). `gpus`: the GPUs it may see (a batch gives each target its
     own), as CUDA_VISIBLE_DEVICES. `seeds`: the judge's per-trial input seeds (and one
     more, for the check after new values). `reference`: its outputs are the answers,
-    kept in the judge's memory, never on disk."""
+    kept in the judge's memory, never on disk. `max_memory_bytes`: the most host memory
+    its processes may hold together (default: half this machine's), watched from the
+    judge: an rlimit on address space cannot serve, as CUDA maps far more than it uses."""
     from .channel import Listener
-    from .procs import MARK, become_subreaper, descendants, kill_mark, new_mark
+    from .procs import MARK, become_subreaper, descendants, kill_mark, new_mark, rss_bytes, tree_of
 
     if not math.isfinite(deadline_s) or deadline_s <= 0:
         raise ValueError(f"a deadline must be a finite number of seconds, not {deadline_s!r}")
@@ -385,6 +387,7 @@ def run_target(target: Target, inputs: str, ranks: int, protocol: str, out_dir: 
     log = open(os.path.join(out_dir, "child.log"), "wb")
     proc = None
     rc: int | None = None
+    over, limit = 0, 0
     try:
         proc = subprocess.Popen([sys.executable, "-m", "linkroof.scoring.jail"], stdin=subprocess.PIPE, stdout=log,
                                 stderr=subprocess.STDOUT, start_new_session=True, cwd=os.getcwd(),
@@ -396,12 +399,19 @@ def run_target(target: Target, inputs: str, ranks: int, protocol: str, out_dir: 
         except OSError:
             pass
         failed_at = None
+        limit = max_memory_bytes if max_memory_bytes is not None else default_max_memory()
         while True:  # a rank that failed leaves the others waiting in a collective: end them soon after
             try:
                 rc = proc.wait(timeout=0.25)
                 break
             except subprocess.TimeoutExpired:
                 pass
+            held = rss_bytes(tree_of(proc.pid, mark)) if limit else 0
+            if limit and held > limit:
+                over = held
+                _kill(proc)
+                rc = None
+                break
             now = time.perf_counter()
             if failed_at is None and (listener.failed_ranks() or listener.violations):
                 failed_at = now
@@ -420,6 +430,12 @@ def run_target(target: Target, inputs: str, ranks: int, protocol: str, out_dir: 
                     contained="" if subreaper else "processes found by their mark only (no subreaper here)")
     res.sandbox = {"mode": box["mode"], "why": box["why"]}
     res.listener = listener
+    if over:
+        res.perf, res.outputs, res.checks, res.trials_done = {}, {}, {}, {}
+        res.failure = {"kind": "memory", "ranks": list(range(ranks)),
+                       "message": f"its processes held {over / 2**30:.1f} GiB of host memory, over the "
+                                  f"{limit / 2**30:.1f} GiB limit: killed"}
+        return res
     if rc == 125 and box["mode"] != "none" and not listener.reports:
         res.failure = {"kind": "sandbox", "ranks": list(range(ranks)),
                        "message": f"the sandbox could not start ({_tail(os.path.join(out_dir, 'child.log'))})"}
@@ -451,6 +467,15 @@ def run_target(target: Target, inputs: str, ranks: int, protocol: str, out_dir: 
         res.failure = {"kind": "crash", "ranks": [r for r in range(ranks) if r not in res.perf],
                        "message": f"exited {rc} without a result: {tail}"}
     return res
+
+
+def default_max_memory() -> int:
+    """Half this machine's memory (MemTotal), else 64 GiB: the most a target's processes
+    may hold together unless `max_memory_bytes` says otherwise."""
+    from .procs import total_memory_bytes
+
+    total = total_memory_bytes()
+    return total // 2 if total else 64 << 30
 
 
 def time_disagreements(listener: Any, protocol: str, iters: int = PKB_ITERS) -> list[str]:
@@ -1175,14 +1200,18 @@ def score(reference: str, candidates: Sequence[str], inputs: str, ranks: int = 1
           workload: Any = None, profile: Any = None, warmup: int = PKB_WARMUP, iters: int = PKB_ITERS,
           shape: tuple[int, int] = (1024, 1024), dtype: str = "bfloat16", work_dir: str | None = None,
           on_row: Any = None, command: Any = None, max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
-          validate: bool | None = None, counters: bool = False, count: Any = None, sandbox: str = "auto") -> list[dict]:
+          validate: bool | None = None, counters: bool = False, count: Any = None, sandbox: str = "auto",
+          max_memory_bytes: int | None = None) -> list[dict]:
     """Score every candidate against the reference; `on_row` gets each row as it is made.
 
     Everything is checked before any child starts (`validate`; by default unless a
     stand-in `command` resolves the targets itself): options, the reference and the
     inputs (a ScoreError), each candidate (a failure row, no child started).
     `counters`: each correct one-rank candidate's kernels counted by Nsight Compute
-    afterwards (with_counters: the counted floor and the why-sentence)."""
+    afterwards (with_counters: the counted floor and the why-sentence).
+    `max_memory_bytes`: the host memory a target's processes may hold (run_target)."""
+    if max_memory_bytes is not None and (type(max_memory_bytes) is not int or max_memory_bytes < 1 << 20):
+        raise ScoreError(f"max_memory_bytes {max_memory_bytes!r}: a whole number of bytes, at least 1 MiB")
     check_options(ranks, trials, atol, rtol, deadline_s, max_output_bytes, warmup, iters)
     if validate if validate is not None else command is None:
         problems = [w for w in (check_target(reference), check_inputs(inputs)) if w]
@@ -1203,7 +1232,7 @@ def score(reference: str, candidates: Sequence[str], inputs: str, ranks: int = 1
     pid = pkb_problem_id(reference)  # every target gets the reference's problem's inputs
     seeds = make_seeds(trials + 1)  # drawn now: the same inputs for the reference and every candidate
     common = dict(deadline_s=deadline_s, warmup=warmup, iters=iters, shape=shape, dtype=dtype, command=command,
-                  problem_id=pid, max_output_bytes=max_output_bytes, sandbox=sandbox)
+                  problem_id=pid, max_output_bytes=max_output_bytes, sandbox=sandbox, max_memory_bytes=max_memory_bytes)
     with tempfile.TemporaryDirectory(prefix="linkroof-score-", dir=work_dir) as tmp:
         ref = None
         for i, spec in enumerate(candidates):

@@ -187,6 +187,16 @@ if does("undumpable"):  # a daemon that hides its environment (PR_SET_DUMPABLE 0
             time.sleep(120)
             os._exit(0)
         os._exit(0)
+if does("memhog"):  # 600 MiB of host memory held by a child in a session of its own, then a slow report
+    rd, wr = os.pipe()
+    if os.fork() == 0:
+        os.setsid()
+        hog = b"\x01" * (600 << 20)  # written, so resident
+        os.write(wr, b"x")
+        time.sleep(120)
+        os._exit(0)
+    os.read(rd, 1)
+    time.sleep(float(os.environ.get("FAKE_HOG_HOLD", "0.1")))
 if does("forkmany"):  # 40 sleeping children, each in a session of its own
     for _ in range(40):
         if os.fork() == 0:

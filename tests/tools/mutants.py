@@ -480,6 +480,12 @@ MUTATIONS = [
      'if done and st.get("completed") is not None and max(done) >= st["completed"]:'),
     ("position from pg_status alone", "linkroof/readers/flightrec.py",
      'done = max([done] + [e.collective_seq for e in coll if e.state == "completed"])', 'pass'),
+    # issue 41: the judge watches a target's host memory
+    ("host memory unwatched", "linkroof/scoring/score.py", "if limit and held > limit:", "if False:"),
+    ("host memory limit the whole machine", "linkroof/scoring/score.py", "return total // 2 if total else 64 << 30",
+     "return total if total else 64 << 30"),
+    ("host memory of the jail process only", "linkroof/scoring/procs.py",
+     "return descendants(root, table) | {root} | {", "return {root} | set() or {"),
 ]
 
 
