@@ -2,6 +2,8 @@
 survived mutmut): which NVML samples belong to a call's window, and when a clock has
 settled."""
 
+import pytest
+
 from linkroof.roofline import clockstate as CS
 
 
@@ -93,3 +95,39 @@ def test_the_gpus_own_clock_counts_only_where_every_batch_read_one():
     assert "measured on the GPU" in st.note and st.sm_mhz_last == 1500.0
     st = CS.clock_state(times, windows, samples, gpu_mhz=[1980.0, float("nan"), 1500.0])
     assert "measured on the GPU" not in st.note and st.sm_mhz_last == 1980.0
+
+
+# ---- issue 43: a drift is the GPU's only with clock, power or thermal evidence
+
+
+def _run(power, reasons, slower=1.10):
+    """Nine batches of 1 ms then `slower`, NVML's SM clock at 1980 MHz throughout (it
+    lags), power per sample from `power(i)`, reason bits from `reasons(i)`."""
+    times = [1.0e-3] * 3 + [1.0e-3] * 3 + [1.0e-3 * slower] * 3
+    wins = [(i * 0.1, i * 0.1 + 0.1) for i in range(9)]
+    samples = [CS.ClockSample(i * 0.01, 1980, 3201, power(i), reasons(i)) for i in range(90)]
+    return CS.clock_state(times, wins, samples, 1980, busy_share=0.99)
+
+
+def test_a_drift_with_the_clock_steady_and_no_evidence_is_host_side_variance_with_its_spread():
+    s = _run(lambda i: 500, lambda i: 0)
+    assert s.state == "burst" and "host-side variance" in s.note and ": a GPU state" not in s.note
+    assert "batches from 1 to 1.1 ms, 10.0% apart" in s.note
+
+
+def test_rising_power_is_evidence_and_a_flat_or_small_rise_is_not():
+    up = _run(lambda i: 500 if i <= 30 else (540 if i < 60 else 560), lambda i: 0)  # 500 -> 560 W: +12 %
+    assert up.state == "drifting" and "the power rising from 500 to 560 W" in up.note
+    small = _run(lambda i: 500 if i < 60 else 520, lambda i: 0)  # +4 %: under POWER_RISE
+    assert small.state == "burst" and "host-side variance" in small.note
+
+
+@pytest.mark.parametrize("bit, name", [(0x4, "sw_power_cap"), (0x20, "sw_thermal_slowdown"), (0x40, "hw_thermal_slowdown")])
+def test_a_cap_or_a_thermal_slowdown_is_evidence(bit, name):
+    s = _run(lambda i: 500, lambda i: bit if i > 70 else 0)
+    assert s.state == "drifting" and f"NVML reporting {name}" in s.note
+
+
+def test_application_clocks_are_no_evidence():
+    s = _run(lambda i: 500, lambda i: 0x2)
+    assert s.state == "burst" and "host-side variance" in s.note

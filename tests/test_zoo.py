@@ -196,10 +196,16 @@ def test_the_drift_threshold_edges(slower, drifting):
     steady = [CS.ClockSample(i * 0.01, 1980, 3201, 300, 0) for i in range(60)]
     host_bound = CS.clock_state(times, wins, steady, 1980, busy_share=0.2)
     assert host_bound.state == "burst" and ("the host's own speed, not a clock state" in host_bound.note) is drifting
-    # NVML's clock lags: a GPU busy throughout cannot have been slowed by its host: a GPU state, inferred
-    gpu_bound = CS.clock_state(times, wins, steady, 1980, busy_share=0.99)
-    assert (gpu_bound.state == "drifting") is drifting and (not drifting or "inferred" in gpu_bound.note)
-    assert CS.clock_state(times, wins, steady, 1980, busy_share=CS.GPU_BUSY - 0.01).state == "burst"
+    # a GPU busy throughout with NVML's clock, power and reasons flat: no evidence, never a GPU state
+    busy = CS.clock_state(times, wins, steady, 1980, busy_share=0.99)
+    assert busy.state == "burst" and ("host-side variance" in busy.note and "cause not established" in busy.note) \
+        is drifting
+    # the same with NVML reporting the power cap (its clock reading lags the fall): a GPU state, inferred
+    capped = [CS.ClockSample(i * 0.01, 1980, 3201, 690, 4 if i >= 30 else 0) for i in range(60)]
+    gpu_bound = CS.clock_state(times, wins, capped, 1980, busy_share=0.99)
+    assert (gpu_bound.state == "drifting") is drifting
+    assert not drifting or ("inferred" in gpu_bound.note and "NVML reporting sw_power_cap" in gpu_bound.note)
+    assert CS.clock_state(times, wins, capped, 1980, busy_share=CS.GPU_BUSY - 0.01).state == "burst"
 
 
 def test_a_late_clock_fall_is_a_drift_and_a_held_clock_is_sustained():

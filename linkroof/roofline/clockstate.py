@@ -97,8 +97,11 @@ def clock_state(times_s: Sequence[float], windows: Sequence[tuple[float, float]]
     median_sm = statistics.median(sms) if sms else None
     # NVML's SM clock reading lags a power cap's fall by more than a short timed loop lasts
     # (a GEMM 10 % slower within 70 ms while NVML read 1980 MHz throughout, one H200): where
-    # the call kept the GPU busy, the host cannot have set its times, so a drift is the GPU's
-    gpu_state = drift > DRIFT and not clock_moved and busy_share is not None and busy_share >= GPU_BUSY
+    # the call kept the GPU busy and NVML shows a power or thermal cap holding the clock, or
+    # the power rising, the drift is the GPU's; with no such evidence it is never blamed on it
+    evidence = gpu_evidence(samples, windows, third)
+    gpu_state = drift > DRIFT and not clock_moved and busy_share is not None and busy_share >= GPU_BUSY \
+        and bool(evidence)
     if (drift > DRIFT and clock_moved) or late or gpu_state:
         state = "drifting"
         if late and drift <= DRIFT:
@@ -118,21 +121,52 @@ def clock_state(times_s: Sequence[float], windows: Sequence[tuple[float, float]]
     note = "; ".join(parts) + (f"; {how}" if how else "")
     if state == "drifting" and gpu_state:
         note += (f"; the calls slowed {sustained / burst - 1:+.1%} from the first batches to the last with the GPU "
-                 f"busy {busy_share:.0%} of the time: a GPU state (clock or power; inferred: NVML's clock reading, "
-                 "which lags, did not show it)")
+                 f"busy {busy_share:.0%} of the time and {evidence}: a GPU state (inferred: NVML's clock reading, "
+                 "which lags, did not show the clock fall)")
     elif state == "drifting":
         note += (f"; the calls slowed {sustained / burst - 1:+.1%} from the first batches to the last as the SM "
                  f"clock went from {first:.0f} to {last:.0f} MHz")
     elif drift > DRIFT:
-        note += (f"; the calls' times moved {sustained / burst - 1:+.1%} from the first batches to the last with "
-                 "NVML's SM clock steady" + (f" and the GPU idle {1 - busy_share:.0%} of the call: the host's own "
-                                             "speed, not a clock state" if busy_share is not None else
-                                             ": cause not established (no timeline to say whether the host set "
-                                             "the pace; NVML's clock reading lags)"))
+        lo, hi = min(times_s), max(times_s)
+        spread = f"batches from {lo * 1e3:.4g} to {hi * 1e3:.4g} ms, {hi / lo - 1:.1%} apart" if lo > 0 else ""
+        note += (f"; the calls' times moved {sustained / burst - 1:+.1%} from the first batches to the last with no "
+                 "clock, power or thermal evidence of a GPU state (SM clock steady, no cap holding it, power flat): "
+                 f"host-side variance ({spread})")
+        if busy_share is not None and busy_share >= GPU_BUSY:
+            note += (f", though the recorded pass kept the GPU busy {busy_share:.0%}: cause not established")
+        elif busy_share is not None:
+            note += f", the GPU idle {1 - busy_share:.0%} of the call: the host's own speed, not a clock state"
     return ClockState(state=state, samples=len(samples), sm_mhz_first=first, sm_mhz_last=last,
                       sm_mhz_median=median_sm, sm_mhz_max=max_sm_mhz,
                       mem_mhz=_mean([s.mem_mhz for s in samples]), power_w=power, reasons=held,
                       burst_s=burst, sustained_s=sustained, drift=drift, note=note)
+
+
+POWER_RISE = 0.05  # the power of the last third of the batches this much over the first's: evidence
+
+
+def gpu_evidence(samples: Sequence[ClockSample], windows: Sequence[tuple[float, float]], third: int) -> str:
+    """What NVML shows of a GPU state while the batches ran, beside a clock reading that
+    lags: a power or thermal cap holding the clocks (its reason bits), or the power rising
+    by POWER_RISE from the first third of the batches to the last. '' where none."""
+    holding = reasons_text(_or([s.reasons for s in samples]))
+    capped = [r for r in holding if r != "applications_clocks_setting"]
+    if capped:
+        return "NVML reporting " + ", ".join(capped)
+    if windows:
+        p0 = _mean([_mean([s.power_w for s in in_window(samples, *w)]) for w in windows[:third]])
+        p1 = _mean([_mean([s.power_w for s in in_window(samples, *w)]) for w in windows[-third:]])
+        if p0 and p1 and p1 > (1 + POWER_RISE) * p0:
+            return f"the power rising from {p0:.0f} to {p1:.0f} W"
+    return ""
+
+
+def _or(masks: Sequence[int | None]) -> int | None:
+    out = None
+    for m in masks:
+        if m is not None:
+            out = (out or 0) | m
+    return out
 
 
 def settled(samples: Sequence[ClockSample], window_s: float = 0.1, windows: int = 3) -> bool:

@@ -486,6 +486,14 @@ MUTATIONS = [
      "return total if total else 64 << 30"),
     ("host memory of the jail process only", "linkroof/scoring/procs.py",
      "return descendants(root, table) | {root} | {", "return {root} | set() or {"),
+    # issue 43: a drift is the GPU's only with evidence
+    ("drift blamed on the GPU without evidence", "linkroof/roofline/clockstate.py",
+     "and bool(evidence)", "and True"),
+    ("power rise threshold 10x", "linkroof/roofline/clockstate.py", "POWER_RISE = 0.05", "POWER_RISE = 0.5"),
+    ("application clocks as evidence", "linkroof/roofline/clockstate.py",
+     'capped = [r for r in holding if r != "applications_clocks_setting"]', "capped = list(holding)"),
+    ("power compared on the first third only", "linkroof/roofline/clockstate.py",
+     "for w in windows[-third:]])", "for w in windows[:third]])"),
 ]
 
 
