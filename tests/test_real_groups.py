@@ -91,3 +91,59 @@ def test_the_real_flight_recorder_dump_whose_pg_status_lags_its_ring():
     assert FR._position(0, "0", per["0"], d)[:2] == (n["default"], n["default"])
     diag = FR.diagnose_hang([d])
     assert diag.stuck == [] and diag.missing == ()
+
+
+# ---- a public 8-rank job whose trace names no group: facebookresearch/param's DLRM traces
+
+DLRM = sorted((DATA / "traces").glob("param_dlrm_v100x8_rank*.json.gz"))
+
+
+def test_a_call_matched_on_every_rank_of_the_world_is_placed_at_the_world():
+    """8 V100 ranks (2023), world_size 8 and no pg_config, the ops naming no group size:
+    each of the 8 collectives a rank ran is matched on all 8 ranks, so its group is the
+    world's (inferred, said on the row and in one warning) and each row is placed."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent / "tools"))
+    import plain_trace_reader as plain
+
+    assert len(DLRM) == 8
+    rep = P.analyze([P.read_trace(f) for f in DLRM], bundled_profile())
+    seen = [plain.read(str(f)) for f in DLRM]
+    assert len(rep.rows) == sum(s["comm_kernels"] for s in seen) == 64
+    assert len(rep.matched) == 8 and all(sorted(m.ranks) == list(range(8)) for m in rep.matched)
+    assert all(r.call.group_size == 8 and r.call.group_from.startswith("inferred: matched on all 8 ranks")
+               for r in rep.rows)
+    assert all(r.bound_s and r.nccl_how and "extrapolated" in r.nccl_how for r in rep.rows)  # a 2-GPU profile
+    assert all(m.group_size == 8 and m.busbw for m in rep.matched)
+    assert sum("taken as the world (inferred)" in w for w in rep.warnings) == 1
+
+
+def test_without_every_rank_nothing_is_inferred():
+    """Seven of the eight ranks: a call matched on seven says nothing of its group."""
+    rep = P.analyze([P.read_trace(f) for f in DLRM[:7]], bundled_profile())
+    assert rep.rows and all(r.call.group_size is None and r.bound_s is None for r in rep.rows)
+    assert not any("taken as the world" in w for w in rep.warnings)
+
+
+def test_a_call_on_some_ranks_of_the_world_keeps_its_group_unknown(tmp_path):
+    """Three ranks of a world of 3, no group named anywhere: the all-reduce all three ran
+    is placed at 3 (inferred); the one only ranks 0 and 1 ran says nothing of its group;
+    a trace that says no world size stops all inference."""
+    def rank(r, world=3, both=True):
+        b = G.TraceBuilder(rank=r, world=world, pgs=())
+        b.step(1, 0, 5000)
+        b.op("record_param_comms", 10, 20, G.comm_args("allreduce", 1 << 20, 1 << 20, group=None, ranks="[]"))
+        b.kernel("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 100, 400, launch_ts=15)
+        if both and r < 2:
+            b.op("record_param_comms", 1000, 20, G.comm_args("allreduce", 1 << 18, 1 << 18, group=None, ranks="[]"))
+            b.kernel("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 1100, 200, launch_ts=1005)
+        return P.read_trace(b.write(tmp_path / f"w{world}_r{r}.json"))
+
+    rep = P.analyze([rank(r) for r in range(3)], bundled_profile())
+    sizes = sorted((r.call.size_bytes, r.call.group_size) for r in rep.rows)
+    assert sizes == [(1 << 19, None), (1 << 19, None), (1 << 21, 3), (1 << 21, 3), (1 << 21, 3)]
+    assert sum(m.group_size == 3 for m in rep.matched) == 1
+    mixed = P.analyze([rank(0), rank(1), rank(2, world=None)], bundled_profile())
+    assert all(r.call.group_size is None for r in mixed.rows if r.call.rank < 2)
+    assert not any("taken as the world" in w for w in mixed.warnings)

@@ -1423,6 +1423,7 @@ def combine(parts: list[RankPart], profile: Any, tolerance_s: float | None = Non
     matched, unmatched = match_calls([r.call for r in rows], tolerance_s) if len(parts) > 1 else ([], [])
     summary = match_summary(len(rows), matched, unmatched, tolerance_s) if len(parts) > 1 else None
     members = _member_index(rows)
+    matched, inferred = infer_world_groups(matched, traces, profile, members)
     for m in matched:
         for rank, w in m.waits_s:
             for r in members(m, rank):
@@ -1448,7 +1449,40 @@ def combine(parts: list[RankPart], profile: Any, tolerance_s: float | None = Non
                         "their bounds are extrapolated, labelled so, and left out of the savings at the bound")
     if summary is not None and summary.unmatched_calls:
         warnings.append(summary.line() + "; --json lists the unmatched with why")
+    if inferred:
+        warnings.append(f"{inferred} call(s) whose trace names no group were matched on every rank of the world: "
+                        "their group taken as the world (inferred), and placed")
     return TraceReport(traces, rows, steps, savings, matched, warnings, unmatched, summary)
+
+
+def infer_world_groups(matched: list, traces: list[Trace], profile: Any, members: Any) -> tuple[list, int]:
+    """Matched calls whose trace names no group (a 2023-era trace with no pg_config, its
+    ops no group size) but whose kernels were matched on every rank of the world: their
+    group holds every rank, so its size is the world's (inferred, and said on each row),
+    and each member row is placed at it. Only where the traces say one world size and the
+    call's ranks are all of it. Returns the matched calls and how many rows were inferred."""
+    from ..roofline.model import MachineModel
+
+    worlds = {t.world_size for t in traces}
+    world = next(iter(worlds)) if len(worlds) == 1 else None
+    if not world or world < 2:
+        return matched, 0
+    model, placed, n, out = None, {}, 0, []
+    why = f"inferred: matched on all {world} ranks of the world (the trace names no group)"
+    for m in matched:
+        if m.group_size is None and set(m.ranks) == set(range(world)):
+            m = dataclasses.replace(m, group_size=world)
+            for rank in sorted(set(m.ranks)):
+                for r in members(m, rank):
+                    c = dataclasses.replace(r.call, group_size=world, group_from=why)
+                    r.call = c
+                    n += 1
+                    if c.collective and c.size_bytes:
+                        model = model or MachineModel.from_profile(profile)
+                        place_row(r, c, c.duration_s, profile, model, placed,
+                                  (c.collective, c.size_bytes, c.group_size, c.dtype, c.rank))
+        out.append(m)
+    return out, n
 
 
 def analyze(traces: list[Trace], profile: Any, tolerance_s: float | None = None) -> TraceReport:

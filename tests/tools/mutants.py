@@ -494,6 +494,11 @@ MUTATIONS = [
      'capped = [r for r in holding if r != "applications_clocks_setting"]', "capped = list(holding)"),
     ("power compared on the first third only", "linkroof/roofline/clockstate.py",
      "for w in windows[-third:]])", "for w in windows[:third]])"),
+    ("world group from a call on fewer ranks", "linkroof/readers/traces.py",
+     "if m.group_size is None and set(m.ranks) == set(range(world)):",
+     "if m.group_size is None and len(set(m.ranks)) >= 2:"),
+    ("world group from traces of several world sizes", "linkroof/readers/traces.py",
+     "world = next(iter(worlds)) if len(worlds) == 1 else None", "world = max(w or 0 for w in worlds)"),
 ]
 
 
