@@ -594,7 +594,8 @@ def _run_compare(kernel: str, inputs: str, reference: str | None, workload_path:
     if per_name:
         from ..roofline.baseline import kernel_group_placements
 
-        kernels, summary, knotes = kernel_group_placements(result.name, result.timeline, per_name, model)
+        kernels, summary, knotes = kernel_group_placements(result.name, result.timeline, per_name, model,
+                                                           recording=result.recording)
         placements = placements + kernels
         notes += knotes
         if summary is not None:

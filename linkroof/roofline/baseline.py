@@ -249,12 +249,15 @@ def workload_against_counters(workload: Workload, totals: dict[str, float]) -> l
 
 
 def kernel_group_placements(call: str, timeline: Any, per_name: dict[str, dict[str, float]], model: MachineModel,
-                            ) -> tuple[list[Placement], Any, list[str]]:
+                            recording: dict | None = None) -> tuple[list[Placement], Any, list[str]]:
     """Each kernel name of the call placed by its own time (the timeline's, per call)
     and its own work (ncu's counters, per call); the timeline's kernels carry their
     counters and a class from where they land (compute- or memory-limited against this
     machine's measured ceilings). Kernels ncu counted that the timeline lacks are placed
-    by ncu's own replay time, said so."""
+    by ncu's own replay time, said so. With the call's `recording` (its activity
+    records), a kernel the counters class anew is that class in the whole summary (the
+    decomposition, the pieces, the critical path), not in the table alone; without it,
+    the summary's other parts keep the name's class and a note says so."""
     from .place import PlacementError
     from .timeline import short_name, why_text
 
@@ -288,6 +291,18 @@ def kernel_group_placements(call: str, timeline: Any, per_name: dict[str, dict[s
                           short_name)
         if p is not None:
             out.append(p)
+    changed = {g.name: (g.kernel_class, g.class_basis) for g, old in zip(new_groups, groups)
+               if g.kind == "kernel" and g.kernel_class != old.kernel_class}
+    if timeline is not None and changed and recording:
+        from .timeline import from_record, host_pass_from_record, summarize, with_host
+
+        acts, starts, host_of = from_record(recording)
+        again = summarize(acts, starts, host_of, timeline.source, timeline.rank, classes=changed)
+        hp = host_pass_from_record(recording)
+        timeline = with_host(again, *hp) if hp else again
+    elif changed:
+        notes.append(f"{len(changed)} kernel(s) classed anew by their counters ({', '.join(sorted(changed)[:3])}); "
+                     "without the call's activity records the decomposition keeps the class from the name")
     if timeline is not None:
         timeline = dataclasses.replace(timeline, kernels=tuple(new_groups))
     if per_name and not out:

@@ -10,6 +10,7 @@ taken from its name) says so in its `how`.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import re
 from collections.abc import Iterable, Sequence
@@ -67,8 +68,17 @@ def kernel_class(a: Activity) -> tuple[str, str]:
     """(class, how it was known): one of CLASSES. Copies and memsets by their record's
     kind (a peer copy is communication, a host<->device copy a transfer, a device copy
     memory); kernels by their name, which is an inference and says so (counters, where
-    counted, replace it: baseline.kernel_group_placements)."""
+    counted, replace it: baseline.kernel_group_placements, through `summarize(classes=)`)."""
+    given = _CLASSES_GIVEN.get()
+    if given and a.kind == "kernel" and a.name in given:
+        return given[a.name]
     return _classify(a.kind, a.name, a.copy_kind)
+
+
+# kernel name -> (class, how known) where counters classed it: every part of one summary
+# (the decomposition, the pieces, the critical path, the table) then says the same class
+_CLASSES_GIVEN: contextvars.ContextVar[dict[str, tuple[str, str]] | None] = contextvars.ContextVar(
+    "linkroof_kernel_classes", default=None)
 
 
 @functools.lru_cache(maxsize=8192)  # a trace's kernels have few names: the regexes ran per activity
@@ -321,8 +331,11 @@ def shorten_bounds(activities: Sequence[Activity], lo: int, hi: int, on_path: di
 
 def summarize(activities: Sequence[Activity], call_starts_ns: Sequence[int], host_of: dict[int, int] | None = None,
               source: str = "cupti", rank: int | None = None,
-              host_calls: Sequence[HostCall] | None = None) -> TimelineSummary:
-    """What the GPU did during the calls, per call, measured from the intervals:
+              host_calls: Sequence[HostCall] | None = None,
+              classes: dict[str, tuple[str, str]] | None = None) -> TimelineSummary:
+    """What the GPU did during the calls, per call, measured from the intervals (with
+    `classes`, kernel name -> (class, how known), those kernels' classes as counters
+    found them, in every part):
 
     - span: the steady period, from the first call's start to the last activity's end,
       over the number of calls (back-to-back calls overlap their launch with the work
@@ -338,6 +351,12 @@ def summarize(activities: Sequence[Activity], call_starts_ns: Sequence[int], hos
     - per kernel name: launches per call, time per call, class;
     - with `host_calls` (CUPTI's API records of the same calls): what the host did while
       the GPU idled (host_causes)."""
+    if classes:
+        token = _CLASSES_GIVEN.set(dict(classes))
+        try:
+            return summarize(activities, call_starts_ns, host_of, source, rank, host_calls)
+        finally:
+            _CLASSES_GIVEN.reset(token)
     calls = split_calls(activities, call_starts_ns, host_of)
     n = len(calls)
     if not n or not any(c.activities for c in calls):
@@ -403,8 +422,19 @@ def summarize(activities: Sequence[Activity], call_starts_ns: Sequence[int], hos
         overlap_s=tuple((a_, b_, v * 1e-9 / n) for (a_, b_), v in sorted(o.pairs.items())),
         pieces=tuple(sorted(((k, v * 1e-9 / n) for k, v in pieces.items()), key=lambda kv: -kv[1])),
         critical_path_s=tuple(sorted(((k, v * 1e-9 / n) for k, v in on_path.items()), key=lambda kv: -kv[1])),
-        shorten_s=tuple((cls, sum(v for v, _ in vs) * 1e-9 / n, vs[0][1]) for cls, vs in shorten.items()),
+        shorten_s=tuple((cls, sum(v for v, _ in vs) * 1e-9 / n, _shorten_why(vs, on_path.get(cls, 0), n))
+                        for cls, vs in shorten.items()),
         host=host)
+
+
+def _shorten_why(per_call: list[tuple[int, str]], on_path_ns: int, n: int) -> str:
+    """Why a class could save what it could, in the same unit as the saving (per call, the
+    calls' mean): its mean time on the critical path, not the first call's sum."""
+    if on_path_ns <= 0:
+        return per_call[0][1]  # on the path in no call: the reason is the same in each
+    at_most = sum(v for v, _ in per_call)
+    return (f"its {format_time(on_path_ns * 1e-9 / n)} a call on the critical path"
+            + (", less what the other work's longest stream would still take" if at_most < on_path_ns else ""))
 
 
 DRAWN = 2000  # intervals kept for the figure: the first calls', up to this many
@@ -819,10 +849,28 @@ def short_name(name: str) -> str:
 # ------------------------------------------------------------------ why below the roof
 
 
+SHARE_NAMES = {"dram_pct": "DRAM throughput", "sm_pct": "SM throughput", "l2_hit_pct": "L2 hit rate",
+               "occupancy_pct": "achieved occupancy", "ld_use_pct": "bytes used per loaded sector",
+               "st_use_pct": "bytes used per stored sector", "tensor_pct": "tensor pipe (HMMA) use",
+               "tensor_gmma_pct": "tensor pipe (GMMA) use"}
+
+
 def why_text(c: dict[str, float]) -> str:
     """One sentence on why a kernel sits where it does, from ncu's counters
     (profiler/ncu.WHY_METRICS, per call, time-weighted): the first rule that its
-    figures meet, in order; '' where ncu gave none of them."""
+    figures meet, in order; '' where ncu gave none of them. A share ncu gave outside
+    [0, 100] % is no share: it is left out of every rule, and the sentence says so."""
+    misread = {k: v for k in SHARE_NAMES if (v := c.get(f"why:{k}")) is not None and v == v
+               and not 0.0 <= v <= 100.5}
+    clean = {k: v for k, v in c.items() if not (k.startswith("why:") and k[4:] in misread)}
+    text = _why_text(clean)
+    if misread:
+        said = ", ".join(f"{SHARE_NAMES[k]} {v:g}%" for k, v in misread.items())
+        text = (text + " " if text else "") + f"[ncu's {said}: not a share (outside 0-100 %), left out]"
+    return text
+
+
+def _why_text(c: dict[str, float]) -> str:
     def g(key: str) -> float | None:
         v = c.get(f"why:{key}")
         return v if v is not None and v == v else None

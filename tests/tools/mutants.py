@@ -499,6 +499,22 @@ MUTATIONS = [
      "if m.group_size is None and len(set(m.ranks)) >= 2:"),
     ("world group from traces of several world sizes", "linkroof/readers/traces.py",
      "world = next(iter(worlds)) if len(worlds) == 1 else None", "world = max(w or 0 for w in worlds)"),
+    # issue 43: one call, one class; a saving and its reason in one unit; shares in [0, 100]
+    ("counters' classes ignored by the summary", "linkroof/roofline/timeline.py",
+     'if given and a.kind == "kernel" and a.name in given:', "if False:"),
+    ("the summary not rebuilt from the recording", "linkroof/roofline/baseline.py",
+     "if timeline is not None and changed and recording:", "if False:"),
+    ("a saving's reason from the first call", "linkroof/roofline/timeline.py",
+     "_shorten_why(vs, on_path.get(cls, 0), n))", "vs[0][1])"),
+    ("ncu's shares read up to 1000 %", "linkroof/roofline/timeline.py",
+     "and not 0.0 <= v <= 100.5}", "and not 0.0 <= v <= 1000}"),
+    ("checker: shares up to 1000 %", "linkroof/roofline/contradictions.py", "if v > 100.0:", "if v > 1000.0:"),
+    ("checker: off-path sentence unchecked", "linkroof/roofline/contradictions.py",
+     'if why.startswith("not on the critical path") and on > 0:', "if False:"),
+    ("checker: drift evidence unchecked", "linkroof/roofline/contradictions.py",
+     "if moved or any(e in (c.note or \"\") for e in EVIDENCE):", "if True:"),
+    ("checker: class table unchecked", "linkroof/roofline/contradictions.py",
+     "if v > MINOR * span and c not in table:", "if False:"),
 ]
 
 

@@ -1,0 +1,143 @@
+"""Explanations that never contradict themselves (issue 43, item 2): the checker
+(linkroof/roofline/contradictions.py) finds nothing on any zoo program's explanation, with
+and without ncu's counters, and fails on each contradiction planted. The two it found on
+our own zoo are fixed and held here: a kernel counters class anew is that class in the
+whole decomposition (triton_softmax, cupy_elementwise: "memory" in the table, "other" in
+the decomposition), and a saving's reason is per call like the saving (gemm_then_d2h's
+said 27.92 ms on the critical path of a 2.6 ms call: the first call's figure)."""
+
+import dataclasses
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from linkroof.profiler import ncu as N
+from linkroof.profiler.session import bundled_profile
+from linkroof.roofline import contradictions as K
+from linkroof.roofline import timeline as T
+from linkroof.roofline.baseline import kernel_group_placements
+from linkroof.roofline.model import MachineModel
+from linkroof.roofline.place import place
+from linkroof.schema import ClockState, Workload
+
+ROOT = Path(__file__).resolve().parents[1]
+RECORDED = json.loads(gzip.open(ROOT / "tests" / "data" / "zoo" / "recordings.json.gz", "rt").read())
+PAGES = json.loads(gzip.open(ROOT / "tests" / "data" / "zoo" / "ncu.json.gz", "rt").read())
+MODEL = MachineModel.from_profile(bundled_profile())
+
+
+def summary(name):
+    acts, starts, host_of = T.from_record(RECORDED[name])
+    return T.summarize(acts, starts, host_of)
+
+
+def counted(name, recording=True):
+    per = N.read_page(PAGES[name]).per_name()
+    ps, t, notes = kernel_group_placements(name, summary(name), per, MODEL,
+                                           recording=RECORDED[name] if recording else None)
+    return ps, t, notes, per
+
+
+@pytest.mark.parametrize("name", sorted(RECORDED))
+def test_no_zoo_explanation_contradicts_itself(name):
+    t = summary(name)
+    assert K.check(t) == []
+    if name in PAGES:
+        ps, t2, _, per = counted(name)
+        assert K.check(t2, ps, texts=[T.why_text(c) for c in per.values()]) == []
+
+
+@pytest.mark.parametrize("name", ["triton_softmax", "cupy_elementwise"])
+def test_a_kernel_classed_by_its_counters_is_that_class_everywhere(name):
+    before = summary(name)
+    assert dict(before.class_s) == {"other": pytest.approx(before.busy_s)}  # its name says nothing
+    _, t, notes, _ = counted(name)
+    [k] = t.kernels
+    assert k.kernel_class == "memory" and "(measured)" in k.class_basis
+    assert dict(t.class_s) == {"memory": pytest.approx(before.busy_s)}
+    assert dict(t.critical_path_s)["memory"] == pytest.approx(dict(before.critical_path_s)["other"])
+    assert [p for p, _ in t.pieces] == [p.replace("other", "memory") for p, _ in before.pieces]
+    assert not any("classed anew" in n for n in notes)
+    # without the activity records, the table alone changes, and a note says the rest did not
+    _, t3, notes3, _ = counted(name, recording=False)
+    assert dict(t3.class_s) == dict(before.class_s) and any("classed anew by their counters" in n for n in notes3)
+
+
+def test_a_saving_and_its_reason_are_in_one_unit():
+    """gemm_then_d2h: the compute part's reason gives its mean time a call on the path,
+    which is its critical-path figure, never more than the call's span."""
+    t = summary("gemm_then_d2h")
+    path = dict(t.critical_path_s)
+    [(v, why)] = [(v, why) for c, v, why in t.shorten_s if c == "compute"]
+    assert why.startswith(f"its {T.format_time(path['compute'])} a call on the critical path")
+    assert v <= path["compute"] * (1 + 1e-9) <= t.span_s
+
+
+# ---- each contradiction, planted, is found
+
+
+def test_a_class_in_the_table_but_not_in_the_decomposition():
+    t = summary("reduction")
+    k = t.kernels[0]
+    wrong = dataclasses.replace(t, kernels=(dataclasses.replace(k, kernel_class="compute"),) + t.kernels[1:])
+    found = K.check(wrong)
+    assert any("no kernel in the table is memory" in f for f in found)
+    assert any("the kernel table calls" in f and "compute" in f for f in found)
+
+
+def test_a_part_said_off_the_critical_path_while_on_it():
+    t = summary("gemm_with_d2h")
+    assert K.check(t) == []
+    on = dict(t.critical_path_s)
+    cls = next(c for c in on if c != "idle")
+    wrong = dataclasses.replace(t, shorten_s=tuple(
+        (c, 0.0, "not on the critical path: other work ran beside all of it") if c == cls else (c, v, w)
+        for c, v, w in t.shorten_s))
+    assert any(f"{cls} is said not to be on the critical path" in f for f in K.check(wrong))
+
+
+def test_a_saving_above_its_time_on_the_path_or_a_reason_longer_than_the_span():
+    t = summary("gemm_with_d2h")
+    c, v, why = next(x for x in t.shorten_s if x[1] > 0)
+    more = dataclasses.replace(t, shorten_s=((c, dict(t.critical_path_s)[c] * 1.5, why),))
+    assert any("more than its" in f for f in K.check(more))
+    longer = dataclasses.replace(t, shorten_s=((c, v, f"its {T.format_time(t.span_s * 10)} on the critical path"),))
+    assert any("longer than the call's span" in f for f in K.check(longer))
+
+
+@pytest.mark.parametrize("text, bad", [("served from L2 (333% hits), DRAM 2% of its peak", True),
+                                       ("SM pipelines 101% busy", True),
+                                       ("served from L2 (99% hits), DRAM 2% of its peak", False),
+                                       ("the calls slowed +150.0% from the first batches", False),
+                                       ("1.44x slower, 48.5 ms against 33.7 ms", False)])
+def test_a_share_over_100_percent(text, bad):
+    assert bool(K.check_text(text)) is bad
+
+
+def test_ncus_share_outside_0_100_is_left_out_and_said():
+    """A kernel whose L2 hit rate ncu gave as 333 %: no rule reads it (it would have said
+    'served from L2'), the sentence says it was left out, and no share over 100 shows."""
+    c = {"why:l2_hit_pct": 333.0, "why:dram_pct": 20.0, "why:occupancy_pct": 30.0, "why:sm_pct": 10.0}
+    text = T.why_text(c)
+    assert "served from L2" not in text and "little work in flight: 30%" in text
+    assert text.endswith("[ncu's L2 hit rate 333%: not a share (outside 0-100 %), left out]")
+    assert K.check_text(text) == []
+    assert "served from L2 (99% hits)" in T.why_text({**c, "why:l2_hit_pct": 99.0})
+    assert "left out" not in T.why_text({**c, "why:l2_hit_pct": 100.0})
+
+
+def test_a_bound_above_the_measured_time_unflagged():
+    p = place(Workload("gemm", flops={"bf16": 2 * 8192 ** 3}), 1.0e-4, MODEL)  # faster than the roof: flagged
+    assert any("faster than" in f for f in p.flags) and K.check(placements=[p]) == []
+    assert any("is above its measured" in f for f in K.check(placements=[dataclasses.replace(p, flags=())]))
+
+
+def test_a_drift_without_evidence():
+    bare = ClockState(state="drifting", samples=10, sm_mhz_first=1980, sm_mhz_last=1980, note="SM clock 1980 -> 1980")
+    assert any("no evidence" in f for f in K.check(clock=bare))
+    capped = dataclasses.replace(bare, note=bare.note + "; ... NVML reporting sw_power_cap: a GPU state")
+    fell = dataclasses.replace(bare, sm_mhz_last=1600)
+    assert K.check(clock=capped) == [] and K.check(clock=fell) == []
+    assert K.check(clock=dataclasses.replace(bare, state="burst")) == []
