@@ -141,3 +141,16 @@ def test_a_drift_without_evidence():
     fell = dataclasses.replace(bare, sm_mhz_last=1600)
     assert K.check(clock=capped) == [] and K.check(clock=fell) == []
     assert K.check(clock=dataclasses.replace(bare, state="burst")) == []
+
+
+def test_score_feedback_never_calls_other_a_class():
+    """A Triton softmax named `_k` reads 'other' in its decomposition without counters:
+    the feedback says what 'other' means and how to know; a classed part says nothing."""
+    from linkroof.scoring.score import feedback
+
+    f = feedback({"correct": True, "decomposition": {"other (alone)": 0.99e-3, "idle": 0.01e-3}})
+    assert "other (alone) 99%" in f and "a kernel whose name says nothing of its class; --counters classes it" in f
+    counted = feedback({"correct": True, "counted": {"kernels": 1}, "decomposition": {"other (alone)": 1e-3}})
+    assert "its counted why below says what bounds it" in counted
+    assert "name says nothing" not in feedback({"correct": True, "decomposition": {"memory (alone)": 1e-3}})
+    assert "name says nothing" not in feedback({"correct": True, "decomposition": {"others' wait": 1e-3}})

@@ -717,7 +717,7 @@ def feedback(row: dict) -> str:
     total = sum(v for v in d.values() if v > 0)
     if total > 0:
         top = sorted(d.items(), key=lambda kv: -kv[1])[:2]
-        said = ", ".join(f"{k} {v / total:.0%}" for k, v in top)
+        said = ", ".join(f"{k} {v / total:.0%}" for k, v in top) + _other_words([k for k, _ in top], row)
         parts.append(f"of {who} time: {said} (" + ("timed; the unattributed part was not seen on the recorded "
                                                    "timeline" if any("unattributed" in k for k, _ in top)
                                                    else "measured timeline") + ")")
@@ -745,6 +745,16 @@ def feedback(row: dict) -> str:
     while len(parts) > 1 and len("; ".join(parts)) > FEEDBACK_CHARS:
         parts.pop()
     return "; ".join(parts) or "no facts measured"
+
+
+def _other_words(parts: list[str], row: dict) -> str:
+    """Where a part is 'other': that is a kernel whose name says nothing of its class,
+    never a class of its own (a Triton softmax named `_k` is memory-bound when counted):
+    said so, and how to know."""
+    if not any("other" in p.split(" (")[0].split(" + ") for p in parts):
+        return ""
+    how = "--counters classes it" if not row.get("counted") else "its counted why below says what bounds it"
+    return f" ['other': a kernel whose name says nothing of its class; {how}]"
 
 
 def _top_kernel(tl: dict, time_s: float | None) -> str | None:
