@@ -26,7 +26,7 @@ from typing import Any
 
 from ..errors import LinkroofError
 from ..files import regular_file
-from ..roofline.timeline import Activity
+from ..roofline.timeline import Activities, Activity
 from ..roofline.traces import (CUSTOM_OP_PREFIXES, CollectiveCall, CommOp, CommOps, collective_call, collective_name,
                                innermost, is_collective_kernel, open_ops)
 
@@ -46,7 +46,7 @@ class Trace:
     world_size: int | None
     backend: str
     devices: list[dict]
-    activities: list[Activity]
+    activities: Sequence[Activity]  # Activities (columns) as read; any sequence of them where made by hand
     kernel_args: list[dict]  # beside each activity, the args torch copied onto it
     launches: dict[int, tuple[int, int]]  # correlation id -> (thread, start ns) of the runtime launch
     ops: list[CommOp]
@@ -56,16 +56,13 @@ class Trace:
     step_of: list[int] = field(default_factory=list)  # beside each activity, its step's index in `steps` (-1: none)
     span_ns: tuple[int, int] = (0, 0)  # the first GPU activity's start and the last one's end
     _found: list | None = field(default=None, init=False, repr=False)  # (activity, call), found once
+    _found_rows: list | None = field(default=None, init=False, repr=False)  # beside each, its activity's index
 
-    def __getstate__(self) -> dict:  # a rank read in another process comes back as tuples (see _Collector)
-        d = {k: v for k, v in self.__dict__.items() if k not in ("activities", "_found")}
-        d["activities"] = [(a.kind, a.name, a.device, a.stream, a.start_ns, a.end_ns, a.correlation, a.grid,
-                            a.block, a.bytes, a.copy_kind) for a in self.activities]
-        return d
+    def __getstate__(self) -> dict:  # a rank read in another process comes back in columns (see Activities)
+        return {k: v for k, v in self.__dict__.items() if k not in ("_found", "_found_rows")}
 
     def __setstate__(self, d: dict) -> None:
-        d["activities"] = [Activity(*t) for t in d["activities"]]
-        d["_found"] = None
+        d["_found"] = d["_found_rows"] = None
         self.__dict__.update(d)
 
     def collectives(self) -> list[CollectiveCall]:
@@ -92,14 +89,20 @@ class Trace:
 
     def _scan(self) -> list[tuple[Activity, CollectiveCall]]:
         if self._found is None:
-            found = []
-            for a, args in zip(self.activities, self.kernel_args):
-                launch = self.launches.get(a.correlation)
-                if not is_collective_kernel(a, args):
+            found, rows = [], []
+            acts = Activities.of(self.activities)
+            # whether a kernel is a collective by its kind and name alone: once per distinct one
+            probes = [Activity(kind, name, device, stream, 0, 0, 0, grid, block, 0, copy_kind)
+                      for kind, name, device, stream, grid, block, copy_kind in acts.table]
+            by_name = [is_collective_kernel(a, NO_ARGS) for a in probes]
+            for i, (k, corr, args) in enumerate(zip(acts.key, acts.corr, self.kernel_args)):
+                launch = self.launches.get(corr)
+                if not (by_name[k] or (args and is_collective_kernel(probes[k], args))):
                     op = innermost(self.ops, *launch) if launch else None
                     named = op.args.get("Collective name") if op is not None else None
                     if not named or collective_name(named) in (None, "barrier"):
                         continue
+                a = acts.pin(i)  # the same object whenever asked: comm_ids holds its id
                 c = collective_call(a, args, launch, self.ops, self.groups, self.rank, self.world_size)
                 if c.group_size is None and self.world_size == 2 and c.mechanism == "NCCL" and \
                         "nccl" in a.name.lower() and "onerank" not in a.name.lower():
@@ -107,8 +110,14 @@ class Trace:
                                             "on a group of 2 or more)", notes=tuple(
                                                 n for n in c.notes if not n.startswith("group size unknown")))
                 found.append((a, c))
-            self._found = found
+                rows.append(i)
+            self._found, self._found_rows = found, rows
         return self._found
+
+    def found_rows(self) -> list[int]:
+        """Beside each of collectives(), the index of its activity in `activities`."""
+        self._scan()
+        return self._found_rows
 
 
 MAX_NS = 1 << 62  # a time past 146 years from the clock's zero in ns (4.6e18) is no profiler's
@@ -784,66 +793,13 @@ class _Index(dict):
         return n
 
 
-_FIELDS = ("kind", "name", "device", "stream", "start_ns", "end_ns", "correlation", "grid", "block", "bytes",
-           "copy_kind")
-_BY_VALUE = ("kind", "name", "grid", "block", "copy_kind")  # few distinct values: numbered, each kept once
-
-
-class _Acts:
-    """The activities as read, in columns (one array per field, each name, kind and grid
-    numbered once): about 90 B an activity, where the objects take 250 and, made one at
-    a time among the decoder's short-lived ones, left the heap a quarter larger again.
-    Made objects once, at the end (`objects`); a worker's half travels as its arrays."""
-
-    __slots__ = ("values", "cols")
-
-    def __init__(self) -> None:
-        self.values = _Index()
-        self.cols = [array("q") for _ in _FIELDS]
-
-    def __len__(self) -> int:
-        return len(self.cols[4])
-
-    def add(self, kind: str, name: str, device: int, stream: int, start: int, end: int, corr: int, grid: tuple,
-            block: tuple, nbytes: int, copy_kind: str) -> None:
-        v, c = self.values, self.cols
-        c[0].append(v[kind])
-        c[1].append(v[name])
-        c[2].append(device)
-        c[3].append(stream)
-        c[4].append(start)
-        c[5].append(end)
-        c[6].append(corr)
-        c[7].append(v[grid])
-        c[8].append(v[block])
-        c[9].append(nbytes)
-        c[10].append(v[copy_kind])
-
-    def extend(self, other: "_Acts") -> None:
-        """The activities of the part read after this one's."""
-        ours = array("q", map(self.values.__getitem__, other.values))  # its numbers -> ours
-        for f, mine, theirs in zip(_FIELDS, self.cols, other.cols):
-            mine += array("q", map(ours.__getitem__, theirs)) if f in _BY_VALUE else theirs
-
-    def objects(self) -> list[Activity]:
-        values = list(self.values)
-        cols = [map(values.__getitem__, c) if f in _BY_VALUE else c for f, c in zip(_FIELDS, self.cols)]
-        return [Activity(*t) for t in zip(*cols)]
-
-    def __getstate__(self) -> tuple:
-        return self.values, self.cols
-
-    def __setstate__(self, state: tuple) -> None:
-        self.values, self.cols = state
-
-
 class _Collector:
     """What read_trace keeps of the events, filled one event at a time (in this process,
     or in a worker reading the second half of a large file)."""
 
     def __init__(self) -> None:
-        self.acts = _Acts()
-        self.activities: list[Activity] = []  # the same as objects, once the reading ends (done)
+        self.acts = Activities()  # in columns (about 40 B an activity; objects took 210)
+        self.activities: Activities | list = []  # the same, once the reading ends (done)
         self.kargs: list[dict] = []
         self.launches = Launches()
         self.ops: list[CommOp] = []
@@ -887,8 +843,8 @@ class _Collector:
         self.shared = {}
 
     def done(self) -> None:
-        """The reading has ended: the activities made objects, the columns let go."""
-        self.activities, self.acts = self.acts.objects(), _Acts()
+        """The reading has ended: the activities stay in their columns (objects made when asked)."""
+        self.activities = self.acts
 
     def _said(self, x: Any) -> Any:
         """`x` with its lone surrogates made U+FFFD and counted."""
@@ -1000,9 +956,9 @@ def read_trace(path: str | Path, progress: Any = None) -> Trace:
     gpu_steps, cpu_steps = col.gpu_steps, col.cpu_steps
     dropped = 0
     if col.twice:
-        pairs, dropped = _once(zip(acts, kargs), lambda ak: (ak[0].kind, ak[0].name, ak[0].device, ak[0].stream,
-                                                             ak[0].start_ns, ak[0].end_ns, ak[0].correlation))
-        acts, kargs = [a for a, _ in pairs], [k for _, k in pairs]
+        table, key, start, end, corr = acts.table, acts.key, acts.start, acts.end, acts.corr
+        rows, dropped = _once(range(len(acts)), lambda i: (*table[key[i]][:4], start[i], end[i], corr[i]))
+        acts, kargs = acts.take(rows), [kargs[i] for i in rows]
     ops, dropped_ops = _once(ops, lambda o: (o.name, o.tid, o.start_ns, o.end_ns))
     (gpu_steps, _), (cpu_steps, _) = _once(gpu_steps), _once(cpu_steps)  # a step given twice: once
     if not seen_events and "traceEvents" not in meta:
@@ -1046,7 +1002,7 @@ def read_trace(path: str | Path, progress: Any = None) -> Trace:
     steps, step_of = _gpu_windows(sorted(cpu_steps, key=lambda s: s[1]), acts, launches)
     if not steps:
         steps = sorted(gpu_steps, key=lambda s: s[1])
-        step_of = _by_window(steps, acts, [-1] * len(acts))
+        step_of = _by_window(steps, acts, array("i", [-1]) * len(acts))
     rank = dist.get("rank") if isinstance(dist.get("rank"), int) else None
     world = dist.get("world_size") if isinstance(dist.get("world_size"), int) else None
     notes = said
@@ -1067,7 +1023,7 @@ def read_trace(path: str | Path, progress: Any = None) -> Trace:
         if isinstance(meta.get("deviceProperties"), list) else []
     return Trace(str(p), rank, world, str(dist.get("backend", "")), props,
                  acts, kargs, launches, CommOps(ops), steps, groups, notes=notes, step_of=step_of,
-                 span_ns=(min(a.start_ns for a in acts), max(a.end_ns for a in acts)))
+                 span_ns=(min(acts.start), max(acts.end)))
 
 
 def _once(items: Any, key: Any = None) -> tuple[list, int]:
@@ -1085,19 +1041,22 @@ def _once(items: Any, key: Any = None) -> tuple[list, int]:
     return out, n - len(out)
 
 
-def _gpu_windows(cpu_steps: list[tuple[str, int, int]], acts: list[Activity],
-                 launches: dict[int, tuple[int, int]]) -> tuple[list[tuple[str, int, int]], list[int]]:
+def _gpu_windows(cpu_steps: list[tuple[str, int, int]], acts: Sequence[Activity],
+                 launches: Mapping) -> tuple[list[tuple[str, int, int]], Any]:
     """Steps on the GPU where the trace has the host's ProfilerStep ops: each activity
     belongs to the step whose host range launched it (its correlation id's launch); a
     step's window runs from the first to the last of its own activities. When the GPU
     runs behind the host the windows overlap, but no activity is in two steps. An
     activity launched outside every step (another thread, no correlation) goes to the
-    step whose window holds its start. (windows, each activity's step index or -1)."""
+    step whose window holds its start. (windows, each activity's step index or -1, in
+    an array)."""
+    acts = Activities.of(acts)
     los = [s[1] for s in cpu_steps]
-    owner = [-1] * len(acts)
+    owner = array("i", [-1]) * len(acts)
     spans: dict[int, list[int]] = {}
-    for i, a in enumerate(acts):
-        launch = launches.get(a.correlation) if a.correlation is not None else None
+    get = launches.get
+    for i, (corr, start, end) in enumerate(zip(acts.corr, acts.start, acts.end)):
+        launch = get(corr)
         if launch is None:
             continue
         j = bisect.bisect_right(los, launch[1]) - 1
@@ -1108,31 +1067,34 @@ def _gpu_windows(cpu_steps: list[tuple[str, int, int]], acts: list[Activity],
         owner[i] = j
         span = spans.get(j)
         if span is None:
-            spans[j] = [a.start_ns, a.end_ns]
+            spans[j] = [start, end]
         else:
-            span[0], span[1] = min(span[0], a.start_ns), max(span[1], a.end_ns)
+            if start < span[0]:
+                span[0] = start
+            if end > span[1]:
+                span[1] = end
     keep = sorted(spans)
     index = {j: k for k, j in enumerate(keep)}
     windows = [(cpu_steps[j][0], spans[j][0], spans[j][1]) for j in keep]
-    step_of = [index.get(o, -1) for o in owner]
+    step_of = array("i", (index.get(o, -1) for o in owner))
     return windows, _by_window(windows, acts, step_of)
 
 
-def _by_window(windows: list[tuple[str, int, int]], acts: list[Activity], step_of: list[int]) -> list[int]:
-    """`step_of` with each activity that has no step yet given to the latest-starting
-    window that holds its start (none: -1)."""
-    if not windows or all(o >= 0 for o in step_of):
-        return step_of
+def _by_window(windows: list[tuple[str, int, int]], acts: Sequence[Activity], step_of: Sequence[int]) -> Any:
+    """`step_of` (as an array) with each activity that has no step yet given to the
+    latest-starting window that holds its start (none: -1)."""
+    out = array("i", step_of)
+    if not windows or all(o >= 0 for o in out):
+        return out
     order = sorted(range(len(windows)), key=lambda k: windows[k][1])
     los = [windows[k][1] for k in order]
-    out = list(step_of)
-    for i, a in enumerate(acts):
+    for i, start in enumerate(Activities.of(acts).start):
         if out[i] >= 0:
             continue
-        top = bisect.bisect_right(los, a.start_ns) - 1
+        top = bisect.bisect_right(los, start) - 1
         for j in range(top, max(-1, top - 8), -1):  # the latest windows first (few overlap one instant)
             k = order[j]
-            if windows[k][1] <= a.start_ns < windows[k][2]:
+            if windows[k][1] <= start < windows[k][2]:
                 out[i] = k
                 break
     return out
@@ -1348,7 +1310,8 @@ def rank_part(t: Trace, profile: Any, model: Any = None, placed: dict | None = N
     placed = {} if placed is None else placed
     calls = t.collectives()
     comm_ids = t.comm_ids()
-    index = ActivityIndex(t.activities)
+    acts = Activities.of(t.activities)
+    index = ActivityIndex(acts)
     rows = []
     for c in calls:
         row = CollectiveRow(c, exposed_s=exposed_s(c, index.overlapping(c.start_ns, c.end_ns), comm_ids))
@@ -1360,18 +1323,16 @@ def rank_part(t: Trace, profile: Any, model: Any = None, placed: dict | None = N
         else:
             row.nccl_how = "not placed: " + ("size unknown" if not c.size_bytes else "group size unknown")
         rows.append(row)
-    windows = t.steps or ([("whole trace", min(a.start_ns for a in t.activities),
-                            max(a.end_ns for a in t.activities))] if t.activities else [])
+    windows = t.steps or ([("whole trace", min(acts.start), max(acts.end))] if len(acts) else [])
     step_of = t.step_of if t.steps and len(t.step_of) == len(t.activities) else \
-        ([0] * len(t.activities) if not t.steps else _by_window(t.steps, t.activities, [-1] * len(t.activities)))
+        (array("i", [0]) * len(acts) if not t.steps else _by_window(t.steps, acts, array("i", [-1]) * len(acts)))
     # each kernel in one step only: the one whose host range launched it
-    steps = step_summaries(t.rank, windows, t.activities, step_of, comm_ids)
-    check_steps(steps, trace_totals(t.activities, comm_ids), t.path)
-    owner = {id(a): o for a, o in zip(t.activities, step_of)}
+    steps = step_summaries(t.rank, windows, acts, step_of, comm_ids)
+    check_steps(steps, trace_totals(acts, comm_ids), t.path)
     step_rows: list[list[int]] = [[] for _ in windows]
-    for i, (a, _) in enumerate(t._scan()):
-        if owner.get(id(a), -1) >= 0:
-            step_rows[owner[id(a)]].append(i)
+    for i, row in enumerate(t.found_rows()):
+        if step_of[row] >= 0:
+            step_rows[step_of[row]].append(i)
     note = silent_note(t.silent_ops(), t.groups)
     if note and note not in t.notes:
         t.notes.append(note)

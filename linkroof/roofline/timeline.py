@@ -57,6 +57,180 @@ class Activity:
         return max(0, self.end_ns - self.start_ns)
 
 
+class Activities(Sequence):
+    """Activities held in columns: a trace's million kernels as objects took about 210 B
+    each (and twice that at once while the analysis walked them), these about 40. Each
+    distinct (kind, name, device, stream, grid, block, copy kind) is kept once in `table`
+    and numbered; per activity, its number, start, end, correlation and bytes. Items are
+    Activity objects, made when asked; an index `pin`ned (a collective's kernel) gives
+    the same object every time, so that a set of such objects' ids (Trace.comm_ids) holds
+    while the columns live. Compares equal to any sequence of the same activities."""
+
+    __slots__ = ("table", "key", "start", "end", "corr", "nbytes", "_keys", "_pinned", "_order")
+
+    def __init__(self) -> None:
+        from array import array
+
+        self.table: list[tuple] = []
+        self.key, self.start, self.end, self.corr, self.nbytes = (array("q") for _ in range(5))
+        self._keys: dict = {}
+        self._pinned: dict[int, Activity] = {}
+        self._order: Any = None
+
+    @classmethod
+    def of(cls, acts: Iterable[Activity]) -> "Activities":
+        """`acts` in columns; a given Activities as it is. Every object given is pinned:
+        a caller's own objects keep their identity (ids taken of them still hold)."""
+        if isinstance(acts, Activities):
+            return acts
+        out = cls()
+        for a in acts:
+            out._pinned[len(out)] = a
+            out.add(a.kind, a.name, a.device, a.stream, a.start_ns, a.end_ns, a.correlation, a.grid, a.block,
+                    a.bytes, a.copy_kind)
+        return out
+
+    def add(self, kind: str, name: str, device: int, stream: int, start: int, end: int, corr: int, grid: tuple,
+            block: tuple, nbytes: int, copy_kind: str) -> None:
+        t = (kind, name, device, stream, grid, block, copy_kind)
+        k = self._keys.get(t)
+        if k is None:
+            k = self._keys[t] = len(self.table)
+            self.table.append(t)
+        self.key.append(k)
+        self.start.append(start)
+        self.end.append(end)
+        self.corr.append(corr)
+        self.nbytes.append(nbytes)
+        self._order = None
+
+    def extend(self, other: "Activities") -> None:
+        """The activities of `other` after these (a later part of the same trace)."""
+        from array import array
+
+        ours = array("q")
+        for t in other.table:
+            k = self._keys.get(t)
+            if k is None:
+                k = self._keys[t] = len(self.table)
+                self.table.append(t)
+            ours.append(k)
+        n = len(self)
+        self.key += array("q", map(ours.__getitem__, other.key))
+        self.start += other.start
+        self.end += other.end
+        self.corr += other.corr
+        self.nbytes += other.nbytes
+        for i, a in other._pinned.items():
+            self._pinned[n + i] = a
+        self._order = None
+
+    def take(self, rows: Iterable[int]) -> "Activities":
+        """The activities at `rows`, in that order (pinned objects stay pinned)."""
+        out = Activities()
+        out.table, out._keys = list(self.table), dict(self._keys)
+        for i in rows:
+            a = self._pinned.get(i)
+            if a is not None:
+                out._pinned[len(out.key)] = a
+            out.key.append(self.key[i])
+            out.start.append(self.start[i])
+            out.end.append(self.end[i])
+            out.corr.append(self.corr[i])
+            out.nbytes.append(self.nbytes[i])
+        return out
+
+    def _make(self, i: int) -> Activity:
+        kind, name, device, stream, grid, block, copy_kind = self.table[self.key[i]]
+        return Activity(kind, name, device, stream, self.start[i], self.end[i], self.corr[i], grid, block,
+                        self.nbytes[i], copy_kind)
+
+    def pin(self, i: int) -> Activity:
+        """Activity `i`, the same object from now on."""
+        a = self._pinned.get(i)
+        if a is None:
+            a = self._pinned[i] = self._make(i)
+        return a
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError("activity index out of range")
+        a = self._pinned.get(i)
+        return a if a is not None else self._make(i)
+
+    def __iter__(self) -> Any:
+        table, pinned = self.table, self._pinned
+        for i, (k, s, e, c, b) in enumerate(zip(self.key, self.start, self.end, self.corr, self.nbytes)):
+            a = pinned.get(i) if pinned else None
+            if a is None:
+                kind, name, device, stream, grid, block, copy_kind = table[k]
+                a = Activity(kind, name, device, stream, s, e, c, grid, block, b, copy_kind)
+            yield a
+
+    def __eq__(self, other: Any) -> bool:
+        if not isinstance(other, (Sequence, Activities)) or isinstance(other, (str, bytes)):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Activities({len(self)} activities, {len(self.table)} distinct)"
+
+    def __getstate__(self) -> tuple:
+        return self.table, self.key, self.start, self.end, self.corr, self.nbytes
+
+    def __setstate__(self, state: tuple) -> None:
+        self.table, self.key, self.start, self.end, self.corr, self.nbytes = state
+        self._keys = {t: k for k, t in enumerate(self.table)}
+        self._pinned, self._order = {}, None
+
+    def by_start(self) -> Any:
+        """The rows in order of start (ties: as read), or None where they are in that
+        order already (a profiler writes them nearly so); kept until the next add."""
+        if self._order is None:
+            from itertools import islice
+
+            s = self.start
+            if all(a <= b for a, b in zip(s, islice(s, 1, None))):
+                self._order = False
+            else:
+                from array import array
+
+                self._order = array("q", sorted(range(len(s)), key=s.__getitem__))
+        return self._order or None
+
+    def starts_by_start(self) -> Any:
+        """The starts in order (see by_start)."""
+        order = self.by_start()
+        if order is None:
+            return self.start
+        from array import array
+
+        s = self.start
+        return array("q", map(s.__getitem__, order))
+
+    def device_of_key(self) -> list[int]:
+        return [t[2] for t in self.table]
+
+    def comm_mask(self, comm_ids: set[int]) -> bytearray:
+        """Per activity, 1 where it is one of the objects whose ids `comm_ids` holds (only
+        a pinned object can be: an object made for one look-up is gone after it)."""
+        mask = bytearray(len(self))
+        if comm_ids:
+            for i, a in self._pinned.items():
+                if id(a) in comm_ids:
+                    mask[i] = 1
+        return mask
+
+
 # The classes of GPU work, in the order they are named: communication (NCCL's kernels and
 # peer copies), transfer (copies between host and device), compute, memory (memory-bound
 # kernels, device-to-device copies, memsets) and other (a kernel whose name says nothing)

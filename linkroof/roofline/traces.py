@@ -20,8 +20,10 @@ Three tiers of trace, as torch writes them:
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
+from array import array
 from collections.abc import Sequence
 import dataclasses
 import functools
@@ -29,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .collectives import busbw_factor, canonical
-from .timeline import Activity, intersect, kernel_class, length, nccl_collective, overlap, union
+from .timeline import Activities, Activity, intersect, kernel_class, length, nccl_collective, overlap, union
 
 # c10 scalar type names (kernel and record_param_comms `dtype`) and record_shapes'
 # `Input type` spellings -> linkroof's names and element bytes
@@ -383,19 +385,23 @@ def merge_facts(inner: dict, outer: dict) -> dict:
 
 class ActivityIndex:
     """Activities sorted by start, for the ones overlapping a window (a step, a call)
-    without scanning all of them (a 100 MB trace took 266 s scanning per step)."""
+    without scanning all of them (a 100 MB trace took 266 s scanning per step). Held as
+    the rows' order over the trace's columns: no object is made but those returned."""
 
     def __init__(self, activities: Sequence[Activity]):
-        self.acts = sorted(activities, key=lambda a: a.start_ns)
-        self.starts = [a.start_ns for a in self.acts]
-        self.longest = max((a.end_ns - a.start_ns for a in self.acts), default=0)
+        self.acts = Activities.of(activities)
+        self.order = self.acts.by_start()  # None: in order already
+        self.starts = self.acts.starts_by_start()
+        self.longest = max((e - s for s, e in zip(self.acts.start, self.acts.end)), default=0)
 
     def overlapping(self, lo: int, hi: int) -> list[Activity]:
         import bisect
 
         i = bisect.bisect_left(self.starts, lo - self.longest)
         j = bisect.bisect_right(self.starts, hi)
-        return [a for a in self.acts[i:j] if a.end_ns > lo and a.start_ns < hi]
+        rows = range(i, j) if self.order is None else self.order[i:j]
+        start, end = self.acts.start, self.acts.end
+        return [self.acts[r] for r in rows if end[r] > lo and start[r] < hi]
 
 
 class CommOps(list):
@@ -571,50 +577,137 @@ def _attributed(intervals: Sequence[tuple[int, int, int]]) -> dict[int, int]:
     """Each instant covered by the (start, end, owner) intervals counted once, for the
     lowest owner covering it: {owner: ns}. The values sum to the intervals' union, so
     no instant is counted for two owners (two steps, where their windows overlap)."""
-    ev = []
-    for s_, e, o in intervals:
-        if e > s_:
-            ev.append((s_, 1, o))
-            ev.append((e, -1, o))
-    ev.sort(key=lambda x: (x[0], x[1]))
-    out: dict[int, int] = {}
-    active: dict[int, int] = {}
-    prev = None
-    for t, d, o in ev:
+    sweep = _Attribution()
+    for s_, e, o in sorted(intervals, key=lambda x: x[0]):
+        sweep.add(s_, e, o)
+    return sweep.result()
+
+
+class _Attribution:
+    """_attributed's sweep, fed the intervals in order of start: it holds only those open
+    at once (a heap of their ends), never an event per interval of the whole trace."""
+
+    __slots__ = ("out", "active", "ends", "prev")
+
+    def __init__(self) -> None:
+        self.out: dict[int, int] = {}
+        self.active: dict[int, int] = {}  # owner -> intervals of it open
+        self.ends: list[tuple[int, int]] = []  # (end, owner) of each open interval, a heap
+        self.prev: int | None = None
+
+    def _to(self, t: int) -> None:
+        """The time from the last event to `t`, for the lowest owner open over it."""
+        active, out, prev = self.active, self.out, self.prev
         if active and prev is not None and t > prev:
             w = min(active)
             out[w] = out.get(w, 0) + t - prev
-        prev = t
-        active[o] = active.get(o, 0) + d
-        if active[o] <= 0:
-            del active[o]
-    return out
+        self.prev = t
+
+    def _close_to(self, t: int) -> None:
+        """Every interval ending at or before `t` closed (an end before a start at one instant)."""
+        ends, active = self.ends, self.active
+        while ends and ends[0][0] <= t:
+            e, o = heapq.heappop(ends)
+            self._to(e)
+            n = active[o] - 1
+            if n:
+                active[o] = n
+            else:
+                del active[o]
+
+    def add(self, s_: int, e: int, o: int) -> None:
+        if e <= s_:
+            return
+        if self.ends and self.ends[0][0] <= s_:
+            self._close_to(s_)
+        self._to(s_)
+        self.active[o] = self.active.get(o, 0) + 1
+        heapq.heappush(self.ends, (e, o))
+
+    def result(self) -> dict[int, int]:
+        if self.ends:
+            self._close_to(max(e for e, _ in self.ends))
+        return self.out
+
+
+def _union_length(starts: Any, ends: Any, rows: Any) -> int:
+    """length() of the intervals at `rows`, taken in order of start: the union's length,
+    one interval held at a time."""
+    total, lo, hi = 0, None, None
+    for i in rows:
+        s_, e = starts[i], ends[i]
+        if e <= s_:
+            continue
+        if hi is not None and s_ <= hi:
+            if e > hi:
+                hi = e
+        else:
+            if hi is not None:
+                total += hi - lo
+            lo, hi = s_, e
+    return total + (hi - lo if hi is not None else 0)
+
+
+def _comm_rows(acts: Activities, comm_ids: set[int]) -> tuple[bytearray, bytearray, list[str]]:
+    """Per activity: 1 where it is a collective (its object's id in `comm_ids`), and its
+    class's number in the classes returned (a collective's: communication; else its
+    kernel_class, taken once per distinct kind and name)."""
+    mask = acts.comm_mask(comm_ids)
+    names: list[str] = []
+    numbers: dict[str, int] = {}
+    per_key = []
+    for kind, name, device, stream, grid, block, copy_kind in acts.table:
+        c = kernel_class(Activity(kind, name, device, stream, 0, 0, 0, grid, block, 0, copy_kind))[0]
+        per_key.append(numbers.setdefault(c, len(numbers)))
+        if len(names) < len(numbers):
+            names.append(c)
+    comm_n = numbers.setdefault("communication", len(numbers))
+    if len(names) < len(numbers):
+        names.append("communication")
+    cls = bytearray(len(acts))
+    for i, (k, m) in enumerate(zip(acts.key, mask)):
+        cls[i] = comm_n if m else per_key[k]
+    return mask, cls, names
 
 
 def _exposed_pieces(activities: Sequence[Activity], owner: Sequence[int], is_comm: Sequence[bool]
                     ) -> list[tuple[int, int, int]]:
     """(start, end, owner) of each communication activity's time with no other work on
-    its device (the exposed communication), per device as exposure is."""
-    by_dev: dict[int, tuple[list, list]] = {}
-    for a, o, comm_ in zip(activities, owner, is_comm):
-        comm, work = by_dev.setdefault(a.device, ([], []))
-        if comm_:
-            comm.append((a.start_ns, a.end_ns, o))
-        else:
-            work.append((a.start_ns, a.end_ns))
+    its device (the exposed communication), per device as exposure is. Each device's
+    other work is merged as it is met in order of start (one interval open at a time)."""
     import bisect
 
+    acts = Activities.of(activities)
+    order = acts.by_start()
+    rows = range(len(acts)) if order is None else order
+    dev_of = acts.device_of_key()
+    starts, ends, keys = acts.start, acts.end, acts.key
+    by_dev: dict[int, tuple[list, Any, Any]] = {}
+    for i in rows:
+        dev = dev_of[keys[i]]
+        got = by_dev.get(dev)
+        if got is None:
+            got = by_dev[dev] = ([], array("q"), array("q"))
+        comm, ws, we = got
+        s_, e = starts[i], ends[i]
+        if is_comm[i]:
+            comm.append((s_, e, owner[i]))
+        elif e > s_:  # the device's other work, merged (union) as it comes in order of start
+            if we and s_ <= we[-1]:
+                if e > we[-1]:
+                    we[-1] = e
+            else:
+                ws.append(s_)
+                we.append(e)
     out = []
-    for comm, work in by_dev.values():
-        busy = union(work)  # sorted, disjoint
-        ends = [e for _, e in busy]
+    for comm, ws, we in by_dev.values():
         for s_, e, o in comm:
             pos = s_
-            i = bisect.bisect_right(ends, s_)  # the first piece of work that ends after the kernel starts
-            while i < len(busy) and busy[i][0] < e:
-                if busy[i][0] > pos:
-                    out.append((pos, busy[i][0], o))
-                pos = max(pos, busy[i][1])
+            i = bisect.bisect_right(we, s_)  # the first piece of work that ends after the kernel starts
+            while i < len(ws) and ws[i] < e:
+                if ws[i] > pos:
+                    out.append((pos, ws[i], o))
+                pos = max(pos, we[i])
                 i += 1
             if e > pos:
                 out.append((pos, e, o))
@@ -627,25 +720,32 @@ def step_summaries(rank: int | None, windows: Sequence[tuple[str, int, int]], ac
     to, the one whose host range launched it; -1: none): busy, each class's time,
     communication and its exposed part, each instant counted for one step only, so that
     summed over steps no figure exceeds the trace's own (trace_totals). The window of a
-    step is its own activities' span, as given in `windows`."""
-    def cls(a: Activity) -> str:
-        return "communication" if id(a) in comm_ids else kernel_class(a)[0]
-
-    own = [(a, o) for a, o in zip(activities, step_of) if o >= 0]
-    acts = [a for a, _ in own]
-    owners = [o for _, o in own]
-    busy = _attributed([(a.start_ns, a.end_ns, o) for a, o in own])
-    classes: dict[str, dict[int, int]] = {}
-    for c in {cls(a) for a in acts}:
-        classes[c] = _attributed([(a.start_ns, a.end_ns, o) for a, o in own if cls(a) == c])
+    step is its own activities' span, as given in `windows`. One pass over the trace's
+    columns in order of start, holding only the intervals open at once: no list of every
+    activity's interval (460 B an activity at once on a 1 GB trace)."""
+    acts = Activities.of(activities)
+    mask, cls, names = _comm_rows(acts, comm_ids)
+    order = acts.by_start()
+    starts, ends = acts.start, acts.end
+    busy_sweep = _Attribution()
+    class_sweeps = [_Attribution() for _ in names]
+    n_coll: dict[int, int] = {}
+    for i in (range(len(acts)) if order is None else order):
+        o = step_of[i]
+        if o < 0:
+            continue
+        s_, e = starts[i], ends[i]
+        busy_sweep.add(s_, e, o)
+        class_sweeps[cls[i]].add(s_, e, o)
+        if mask[i]:
+            n_coll[o] = n_coll.get(o, 0) + 1
+    busy = busy_sweep.result()
+    comm_n = names.index("communication")
+    classes = {c: sw.result() for c, sw in zip(names, class_sweeps) if sw.prev is not None}
     # exposure is physical: any work beside a step's communication hides it, whichever step
     # (or none) launched that work; only the communication's own step counts the piece
-    exposed = _attributed([x for x in _exposed_pieces(activities, step_of,
-                                                      [cls(a) == "communication" for a in activities]) if x[2] >= 0])
-    n_coll: dict[int, int] = {}
-    for a, o in own:
-        if id(a) in comm_ids:
-            n_coll[o] = n_coll.get(o, 0) + 1
+    is_comm = bytearray(c == comm_n for c in cls)
+    exposed = _attributed([x for x in _exposed_pieces(acts, step_of, is_comm) if x[2] >= 0])
     out = []
     for k, (name, lo, hi) in enumerate(windows):
         b = busy.get(k, 0)
@@ -670,13 +770,19 @@ class TraceTotals:
 
 def trace_totals(activities: Sequence[Activity], comm_ids: set[int]) -> TraceTotals:
     """The trace's own figures, communication as step_summaries counts it (the
-    collectives, and what is communication by its kind or name, a peer copy)."""
-    zero = [0] * len(activities)
-    is_comm = [id(a) in comm_ids or kernel_class(a)[0] == "communication" for a in activities]
-    comm = [(a.start_ns, a.end_ns) for a, c in zip(activities, is_comm) if c]
-    return TraceTotals(length((a.start_ns, a.end_ns) for a in activities) * 1e-9, length(comm) * 1e-9,
-                       sum(_attributed(_exposed_pieces(activities, zero, is_comm)).values()) * 1e-9,
-                       sum(1 for a in activities if id(a) in comm_ids))
+    collectives, and what is communication by its kind or name, a peer copy). From the
+    columns in order of start, one interval open at a time."""
+    acts = Activities.of(activities)
+    mask, cls, names = _comm_rows(acts, comm_ids)
+    comm_n = names.index("communication")
+    order = acts.by_start()
+    rows = range(len(acts)) if order is None else order
+    is_comm = bytearray(c == comm_n for c in cls)
+    zero = bytes(len(acts))  # every activity owned by the trace
+    return TraceTotals(_union_length(acts.start, acts.end, rows) * 1e-9,
+                       _union_length(acts.start, acts.end, (i for i in rows if is_comm[i])) * 1e-9,
+                       sum(_attributed(_exposed_pieces(acts, zero, is_comm)).values()) * 1e-9,
+                       sum(mask))
 
 
 def check_steps(steps: Sequence[StepSummary], totals: TraceTotals, where: str = "") -> None:
