@@ -587,6 +587,9 @@ def _run_compare(kernel: str, inputs: str, reference: str | None, workload_path:
         else:
             call_workload = counted_workload(result.name, totals)
             count_notes = ["no workload file: the call's work is what ncu counted (DRAM bytes, FLOPs, NVLink bytes)"]
+    hm = host_copies(result.timeline)
+    if hm and call_workload is not None and call_workload.link_bytes.get("host"):
+        call_workload = dataclasses.replace(call_workload, params={**call_workload.params, "host_memory": hm})
     placements, notes = kernel_placements(result.name, result.median_s, result.link_bytes(), call_workload, model,
                                           prof, (ref_result.name, ref_result.median_s) if ref_result else None,
                                           baseline=spot, timeline=result.timeline, clock=result.clock,
@@ -608,6 +611,19 @@ def _run_compare(kernel: str, inputs: str, reference: str | None, workload_path:
     return CompareReport(rank=0, result=result, reference=ref_result, placements=placements, notes=notes,
                          profile=prof, topology=topology, ranks=ctx.world, kernel_counts=per_name,
                          counters_note=counters_note, counters_log=counters_log)
+
+
+def host_copies(timeline: Any) -> str | None:
+    """'pageable h2d' (or 'd2h') where every host copy of the call went one way and came
+    from or went to pageable memory (CUPTI's memcpy records name each end's memory): the
+    call's host bytes are then placed against that measured ceiling, not pinned memory's.
+    None where the copies are pinned, mixed, or not recorded."""
+    ks = [k for k in getattr(timeline, "kernels", None) or () if k.kind == "memcpy"
+          and any(w in k.name.lower() for w in ("htod", "dtoh"))]
+    if not ks or not all("pageable" in k.name.lower() for k in ks):
+        return None
+    ways = {"h2d" if "htod" in k.name.lower() else "d2h" for k in ks}
+    return f"pageable {ways.pop()}" if len(ways) == 1 else "pageable both ways"
 
 
 def torch_baseline(pattern: str, message_bytes: int | None, dtype: str, reps: int = 20) -> Any:

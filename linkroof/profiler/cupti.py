@@ -162,13 +162,35 @@ def to_activities(records: list[Any], cupti: Any) -> tuple[list[Activity], dict[
             except Exception:  # noqa: BLE001
                 copy_kind = str(getattr(r, "copy_kind", ""))
             peer = kind == getattr(K, "MEMCPY2", None) or copy_kind.upper() in ("PTOP",)
-            out.append(Activity("memcpy", f"memcpy {'PtoP' if peer else copy_kind}", int(r.device_id),
+            ends = _memory_kinds(r, cupti)
+            out.append(Activity("memcpy", f"memcpy {'PtoP' if peer else _copy_kind(copy_kind)}{ends}", int(r.device_id),
                                 int(r.stream_id), int(r.start), int(r.end), int(r.correlation_id),
                                 bytes=int(r.bytes), copy_kind="PtoP" if peer else _copy_kind(copy_kind)))
         elif kind == getattr(K, "MEMSET", None):
             out.append(Activity("memset", "memset", int(r.device_id), int(r.stream_id), int(r.start), int(r.end),
                                 int(r.correlation_id), bytes=int(r.bytes)))
     return out, host
+
+
+# CUPTI's CUpti_ActivityMemoryKind, for a cupti module without the enum
+MEMORY_KINDS = {0: "Unknown", 1: "Pageable", 2: "Pinned", 3: "Device", 4: "Array", 5: "Managed",
+                6: "Device Static", 7: "Managed Static"}
+
+
+def _memory_kinds(r: Any, cupti: Any) -> str:
+    """' (Pageable -> Device)': the copy's source and destination memory, as Kineto names
+    them in a trace (a pageable host copy is staged by the driver and runs at a fraction
+    of a pinned one's rate); '' where the record does not say."""
+    names = []
+    for field_ in ("src_kind", "dst_kind"):
+        v = getattr(r, field_, None)
+        if v is None:
+            return ""
+        try:
+            names.append(MEMORY_KINDS.get(int(v), str(v)))
+        except (TypeError, ValueError):
+            return ""
+    return f" ({names[0]} -> {names[1]})"
 
 
 def _copy_kind(name: str) -> str:

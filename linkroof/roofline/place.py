@@ -46,7 +46,15 @@ def place(workload: Workload, measured_time_s: float, model: MachineModel, kind:
     for link, nbytes in workload.link_bytes.items():
         if not nbytes:
             continue
-        got = model.link(link, kind, mechanism, workload.message_bytes)
+        variant = workload.params.get("host_memory") if link == "host" and kind == "measured" else None
+        got = model.link(link, kind, f"ce ({variant})" if variant else mechanism, workload.message_bytes)
+        if variant and got is not None:
+            flags.append(f"host link placed against {variant} copies' own measured ceiling (the call's copies are "
+                         f"{variant.split()[0]}: CUPTI's memcpy records)")
+        elif variant:
+            got = model.link(link, kind, mechanism, workload.message_bytes)
+            flags.append(f"no measured ceiling of {variant} host copies in the profile: placed against the best host "
+                         "ceiling (pinned memory's), which copies from pageable memory do not reach")
         if got is None:
             flags.append(f"no {kind} ceiling for link {link}: its time is left out")
             continue

@@ -515,6 +515,15 @@ MUTATIONS = [
      "if moved or any(e in (c.note or \"\") for e in EVIDENCE):", "if True:"),
     ("checker: class table unchecked", "linkroof/roofline/contradictions.py",
      "if v > MINOR * span and c not in table:", "if False:"),
+    # issue 43: pageable host copies against their own ceiling
+    ("pageable copies joined with pinned", "linkroof/roofline/model.py",
+     'if m.spec.params.get("host_memory") != "pageable":', "if True:"),
+    ("a pageable call placed against pinned", "linkroof/roofline/place.py",
+     'got = model.link(link, kind, f"ce ({variant})" if variant else mechanism, workload.message_bytes)',
+     "got = model.link(link, kind, mechanism, workload.message_bytes)"),
+    ("a mixed call taken as pageable", "linkroof/profiler/compare.py",
+     'if not ks or not all("pageable" in k.name.lower() for k in ks):',
+     'if not ks or not any("pageable" in k.name.lower() for k in ks):'),
 ]
 
 
