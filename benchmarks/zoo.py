@@ -174,6 +174,9 @@ def run_time(names, topo, part):
         print(f"{name:24s} {line.get('median_s', 0) * 1e6:10.1f} us  torch {tb * 1e6 if tb else 0:10.1f} us  "
               f"kernels {((line.get('timeline') or {}).get('kernels_per_call'))}  ok={ok} {c} "
               f"{line.get('error', '')[:200]}  ({line['wall_s']:.1f} s)", flush=True)
+        if rec and os.environ.get("SAVE_EACH"):  # a run cut at its time limit keeps what it recorded
+            with gzip.open(OUT / f"zoo_recordings_{part}.json.gz", "wt") as f:
+                json.dump(rec, f)
     if rec:
         with gzip.open(OUT / f"zoo_recordings_{part}.json.gz", "wt") as f:
             json.dump(rec, f)
