@@ -21,7 +21,15 @@ pass over the same file, each in a fresh process:
   every event;
 - read_trace: linkroof's reader alone (`linkroof.readers.traces.read_trace`), no analysis;
 - linkroof trace: `python -m linkroof trace FILE --json --no-save --profile reference`,
-  its JSON to /dev/null.
+  its JSON to /dev/null;
+- json_whole and json_streamed (with --only): what `linkroof trace --json` does (the
+  reading, analyze against the reference profile, TraceReport.to_dict), its JSON made
+  whole with json.dumps(indent=1) as the command makes it, or written as it is encoded
+  with json.dump(indent=1): the same text, without holding it all in pieces at once.
+
+`--code DIR` runs the linkroof passes on the linkroof of another checkout (DIR holding
+its linkroof/, e.g. an old commit's `git archive`), so that before and after are
+measured on one run of a shared machine; the lines say which.
 
 For each: wall, CPU (user + system of the process and every child it waited for, from
 wait4), the process's peak RSS (ru_maxrss), and the process tree's peak RSS and PSS
@@ -35,6 +43,7 @@ step, one event a line, no flows or host-only ops: the most GPU activities a byt
 
     python benchmarks/trace_memory.py [SIZE_MB] [--shape kineto|dense] [--forms plain,gz] [--keep DIR]
                                       [--only inflate,ijson_tokens,ijson_items,read_trace,linkroof] [--line-gb 5]
+                                      [--code DIR]
 """
 
 from __future__ import annotations
@@ -241,6 +250,16 @@ PASSES = {
                   "from linkroof.readers.traces import read_trace\n"
                   "t=read_trace(sys.argv[1])\n"
                   "print(len(t.activities), len(t.launches), len(t.ops), len(t.steps))",
+    "json_whole": "import sys,json\n"
+                  "from linkroof.readers.traces import read_trace, analyze\n"
+                  "from linkroof.profiler.session import bundled_profile\n"
+                  "rep=analyze([read_trace(sys.argv[1])], bundled_profile())\n"
+                  "sys.stdout.write(json.dumps(rep.to_dict(), indent=1)+'\\n')",
+    "json_streamed": "import sys,json\n"
+                     "from linkroof.readers.traces import read_trace, analyze\n"
+                     "from linkroof.profiler.session import bundled_profile\n"
+                     "rep=analyze([read_trace(sys.argv[1])], bundled_profile())\n"
+                     "json.dump(rep.to_dict(), sys.stdout, indent=1); sys.stdout.write('\\n')",
     "ijson_items": "import gzip,sys,ijson\n"
                    "f=open(sys.argv[1],'rb'); gz=f.read(2)==b'\\x1f\\x8b'; f.close()\n"
                    "f=gzip.open(sys.argv[1],'rb') if gz else open(sys.argv[1],'rb')\n"
@@ -271,11 +290,12 @@ def _tree(pid: int) -> tuple[int, int]:
     return rss, pss
 
 
-def measure(argv: list[str]) -> dict:
-    """Run `argv` in a fresh process, stdout to /dev/null: wall, CPU, peak memory."""
+def measure(argv: list[str], code: Path = ROOT) -> dict:
+    """Run `argv` in a fresh process (linkroof from `code`), stdout to /dev/null: wall,
+    CPU, peak memory."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=code,
+                            env={**os.environ, "PYTHONPATH": str(code)})
     peak_rss = peak_pss = 0
     status = None
     while status is None:
@@ -306,6 +326,10 @@ def long_line(path: Path, gigabytes: float, gz: bool) -> None:
 
 def main() -> None:
     args = sys.argv[1:]
+    if "-h" in args or "--help" in args:
+        print(__doc__)
+        return
+    code = Path(args[args.index("--code") + 1]).resolve() if "--code" in args else ROOT
     size_mb = int(args[0]) if args and args[0].isdigit() else 1024
     forms = args[args.index("--forms") + 1].split(",") if "--forms" in args else ["plain", "gz"]
     only = args[args.index("--only") + 1].split(",") if "--only" in args else \
@@ -348,9 +372,9 @@ def main() -> None:
                     argv = [python, "-c", PASSES[name], str(path)]
                 with open("/proc/loadavg") as f:
                     load = f.read().split()[:3]
-                res = measure(argv)
+                res = measure(argv, code)
                 print(json.dumps({"form": form, "file_mb": round(path.stat().st_size / 1e6, 1), "pass": name,
-                                  "load": load, **res}), flush=True)
+                                  **({"code": str(code)} if code != ROOT else {}), "load": load, **res}), flush=True)
         if "--line-gb" in args:  # item 8's door: a 5 GB first line must not exhaust memory
             gb = float(args[args.index("--line-gb") + 1])
             for form in forms:

@@ -17,6 +17,7 @@ import dataclasses
 import gzip
 import os
 import re
+import sys
 import zlib
 from array import array
 from collections.abc import Mapping, Sequence
@@ -742,12 +743,14 @@ _SIZE_ARGS = (("In msg nelems", MAX_ELEMENTS), ("Out msg nelems", MAX_ELEMENTS),
 def _clean(x: Any, fixed: list, depth: int = 0) -> Any:
     """Kept args with each lone surrogate (half a UTF-16 character, a JSON escape that
     cannot be printed or written as UTF-8) made U+FFFD, counted in `fixed`; only as deep
-    as args that hold a collective's facts go."""
+    as args that hold a collective's facts go. Each string is kept once (interned): the
+    args of 30 k collectives repeat a few keys and values (their group's name and ranks,
+    the dtype), about 24 MB held again on a 1 GB trace."""
     if type(x) is str:
         if not x.isascii() and _SURROGATE.search(x):
             fixed.append(ascii(x)[:60])
             return _SURROGATE.sub("\ufffd", x)
-        return x
+        return sys.intern(x)
     if depth > 8:
         return x
     if type(x) is dict:
