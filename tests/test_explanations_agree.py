@@ -154,3 +154,34 @@ def test_score_feedback_never_calls_other_a_class():
     assert "its counted why below says what bounds it" in counted
     assert "name says nothing" not in feedback({"correct": True, "decomposition": {"memory (alone)": 1e-3}})
     assert "name says nothing" not in feedback({"correct": True, "decomposition": {"others' wait": 1e-3}})
+
+
+# ---- no work, no limiter
+
+
+@pytest.mark.parametrize("share, limited", [(0.049, False), (0.051, True)])
+def test_a_call_whose_bound_is_a_sliver_of_its_time_has_no_limiter(share, limited):
+    """A kernel that moves 1 MB in a call of 1 ms (a spinning or one-warp kernel): its
+    memory term is a sliver of its time, so no roof limits it, and it says so; at 5.1 %
+    the memory roof is its limiter as before."""
+    hbm = MODEL.hbm().value
+    p = place(Workload("spin", hbm_bytes=share * 1e-3 * hbm), 1e-3, MODEL)
+    assert p.fraction_of_roofline == pytest.approx(share, rel=1e-6)
+    if limited:
+        assert p.limiter == "memory" and not any("no throughput limiter" in f for f in p.flags)
+    else:
+        assert p.limiter == "none"
+        assert any(f.startswith("no throughput limiter: its largest term (memory) is 4.9% of its time") for f in p.flags)
+
+
+def test_counters_never_make_a_spinning_kernel_memory_bound():
+    """ncu counts a few bytes for a kernel that spins for 1 ms: its class stays what its
+    name says, never 'memory' from a 0.0 % term."""
+    from linkroof.roofline.timeline import Activity
+
+    t = T.summarize([Activity("kernel", "spin_k", 0, 7, 0, 1_000_000, 1)], [0])
+    counts = {"launches": 1.0, "dram_read_bytes": 4096.0, "dram_write_bytes": 0.0, "gpu_time_s": 1e-3,
+              "why:dram_pct": 0.0, "why:sm_pct": 0.1, "why:occupancy_pct": 1.5}
+    ps, t2, _ = kernel_group_placements("spin", t, {"spin_k": counts}, MODEL)
+    assert ps[0].limiter == "none" and t2.kernels[0].kernel_class == "other"
+    assert "latency-bound" in t2.kernels[0].why or "little work in flight" in t2.kernels[0].why

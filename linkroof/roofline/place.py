@@ -18,6 +18,9 @@ OVERLAP_DIMENSION = {"template:allgather_gemm": "n", "template:gemm_reduce_scatt
                      "template:gemm_all_reduce": "k"}
 
 
+NO_LIMITER = 0.05  # a bound under this share of the measured time: no roof limits the call
+
+
 class PlacementError(LinkroofError, ValueError):
     """A workload cannot be placed (nothing to bound, or no measured time)."""
 
@@ -67,6 +70,11 @@ def place(workload: Workload, measured_time_s: float, model: MachineModel, kind:
         raise PlacementError("measured time must be positive")
     limiter = max(terms, key=terms.get)
     bound = terms[limiter]
+    if bound < NO_LIMITER * measured_time_s:
+        flags.append(f"no throughput limiter: its largest term ({limiter}) is {bound / measured_time_s:.1%} of its "
+                     "time: bound by latency, occupancy or waiting (a spinning, atomic-contended or one-warp kernel), "
+                     "not by a roof")
+        limiter = "none"
     if bound > measured_time_s * (1 + Placement.BELOW_BOUND):
         flags.append(f"faster than its {kind} roofline ({bound / measured_time_s:.2f}x): check the workload's "
                      "counts or the ceilings")

@@ -524,6 +524,9 @@ MUTATIONS = [
     ("a mixed call taken as pageable", "linkroof/profiler/compare.py",
      'if not ks or not all("pageable" in k.name.lower() for k in ks):',
      'if not ks or not any("pageable" in k.name.lower() for k in ks):'),
+    ("no-limiter share 10x", "linkroof/roofline/place.py", "NO_LIMITER = 0.05", "NO_LIMITER = 0.005"),
+    ("a sliver of a term still a limiter", "linkroof/roofline/place.py",
+     "if bound < NO_LIMITER * measured_time_s:", "if False:"),
 ]
 
 
