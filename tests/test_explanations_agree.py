@@ -185,3 +185,26 @@ def test_counters_never_make_a_spinning_kernel_memory_bound():
     ps, t2, _ = kernel_group_placements("spin", t, {"spin_k": counts}, MODEL)
     assert ps[0].limiter == "none" and t2.kernels[0].kernel_class == "other"
     assert "latency-bound" in t2.kernels[0].why or "little work in flight" in t2.kernels[0].why
+
+
+# ---- atomics named from ncu's counters
+
+
+def _atomic_counts(sectors, time_s):
+    return {"red_sectors": float(sectors), "atom_sectors": 0.0, "gpu_time_s": time_s, "why:sm_pct": 0.2,
+            "why:dram_pct": 0.0, "why:l2_hit_pct": 100.0, "why:occupancy_pct": 93.5}
+
+
+def test_contended_atomics_are_named_and_spread_ones_are_not():
+    """The zoo's two atomics programs, as ncu counts them: 17.3 M reductions onto 4
+    addresses in 7.6 ms (2.3 G/s) are contended atomics; the same spread over 1 Mi
+    addresses in 27 us (640 G/s) are not, and read as served from L2."""
+    slow = T.why_text(_atomic_counts(17.3e6, 7.6e-3))
+    assert slow.startswith("contended atomics: 17,300,000 atomic and reduction sectors to L2 a call at only 2.3 G/s")
+    fast = T.why_text(_atomic_counts(17.3e6, 27e-6))
+    assert "atomics" not in fast and fast.startswith("served from L2 (100% hits)")
+    edge = 17.3e6 / T.ATOMICS_CONTENDED
+    assert T.why_text(_atomic_counts(17.3e6, edge * 1.01)).startswith("contended")
+    assert not T.why_text(_atomic_counts(17.3e6, edge * 0.99)).startswith("contended")
+    busy = {**_atomic_counts(17.3e6, 7.6e-3), "why:sm_pct": 80.0}  # the SMs are the limit, not the atomics
+    assert not T.why_text(busy).startswith("contended")

@@ -862,11 +862,25 @@ extern "C" __global__ void k_parent(const float* x, float* y, size_t n) {
 }'''
 
 
+def _dp_kernel():
+    """The parent kernel, built once a process (the kernel and its inputs may be loaded as
+    two modules: each builds its own): a failure to link the device runtime is said."""
+    import cupy
+
+    if "dp" not in _CUPY:
+        try:
+            _CUPY["dp"] = cupy.RawModule(code=_DP_SRC, options=("-rdc=true",)).get_function("k_parent")
+        except Exception as e:  # noqa: BLE001 - any failure to build is the same gap
+            raise RuntimeError(f"dynamic parallelism unavailable: CuPy could not build a kernel with -rdc=true (the "
+                               f"device runtime, cudadevrt, must be linked): {type(e).__name__}: {e}") from e
+    return _CUPY["dp"]
+
+
 def dynamic_parallelism(x, y):
     """A parent kernel of 64 threads, each launching a child grid over its 1/64 (CDP)."""
     import numpy as np
 
-    _CUPY["dp"]((1,), (64,), (x, y, np.uint64(x.size)))
+    _dp_kernel()((1,), (64,), (x, y, np.uint64(x.size)))
     return y
 
 
@@ -876,16 +890,14 @@ def dynamic_parallelism_inputs():
 
     x = cupy.random.standard_normal(64 << 20, dtype=cupy.float32)  # 256 MiB
     y = cupy.empty_like(x)
-    if "dp" not in _CUPY:
-        try:
-            k = cupy.RawModule(code=_DP_SRC, options=("-rdc=true",)).get_function("k_parent")
-            k((1,), (64,), (x, y, np.uint64(x.size)))  # a first launch: a failure to link or launch is said here
-            cupy.cuda.get_current_stream().synchronize()
-        except Exception as e:  # noqa: BLE001 - any failure to build or launch is the same gap
-            raise RuntimeError(f"dynamic parallelism unavailable: CuPy could not build or launch a kernel with "
-                               f"-rdc=true (the device runtime, cudadevrt, must be linked): {type(e).__name__}: "
-                               f"{e}") from e
-        _CUPY["dp"] = k
+    try:
+        _dp_kernel()((1,), (64,), (x, y, np.uint64(x.size)))  # a first launch: a failure to launch is said here
+        cupy.cuda.get_current_stream().synchronize()
+    except RuntimeError:
+        raise
+    except Exception as e:  # noqa: BLE001 - a launch that fails is the same gap
+        raise RuntimeError(f"dynamic parallelism unavailable: the -rdc=true kernel did not launch: "
+                           f"{type(e).__name__}: {e}") from e
     return x, y
 
 
@@ -1069,11 +1081,22 @@ def _managed_inputs():
     return x, cupy.empty(132 * 8 * 256, dtype=cupy.float32)
 
 
+def _to_host(x):
+    """Every page of managed `x` moved to the host by a host write to it (CUDA 13's
+    prefetch to the CPU takes a cudaMemLocation, which CuPy's wrapper does not build)."""
+    import ctypes
+
+    import cupy
+    import numpy as np
+
+    cupy.cuda.get_current_stream().synchronize()
+    a = np.ctypeslib.as_array((ctypes.c_float * x.size).from_address(x.data.ptr))
+    a[::1024] += 0.0  # one float a 4 KiB page: each page faults over to the host
+
+
 def managed_no_prefetch(x, out):
     """256 MiB of managed memory moved to the host, then read by a kernel that faults it back."""
-    import cupy
-
-    cupy.cuda.runtime.memPrefetchAsync(x.data.ptr, x.nbytes, _CPU, _cupy_stream())
+    _to_host(x)
     return _touch(x, out)
 
 
@@ -1084,9 +1107,8 @@ def managed_prefetch(x, out):
     """The same, prefetched back to the device before the kernel."""
     import cupy
 
-    s = _cupy_stream()
-    cupy.cuda.runtime.memPrefetchAsync(x.data.ptr, x.nbytes, _CPU, s)
-    cupy.cuda.runtime.memPrefetchAsync(x.data.ptr, x.nbytes, cupy.cuda.Device().id, s)
+    _to_host(x)
+    cupy.cuda.runtime.memPrefetchAsync(x.data.ptr, x.nbytes, cupy.cuda.Device().id, _cupy_stream())
     return _touch(x, out)
 
 
@@ -1105,7 +1127,7 @@ def managed_advise_inputs():
     rt, dev = cupy.cuda.runtime, cupy.cuda.Device().id
     rt.memAdvise(x.data.ptr, x.nbytes, _ADVISE_READ_MOSTLY, dev)
     rt.memAdvise(x.data.ptr, x.nbytes, _ADVISE_PREFERRED_LOCATION, dev)
-    rt.memAdvise(x.data.ptr, x.nbytes, _ADVISE_ACCESSED_BY, _CPU)
+    # (advising the CPU as an accessor takes a cudaMemLocation of type host under CUDA 13: left out)
     rt.memPrefetchAsync(x.data.ptr, x.nbytes, dev, _cupy_stream())
     cupy.cuda.get_current_stream().synchronize()
     return x, out

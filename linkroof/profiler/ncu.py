@@ -34,6 +34,10 @@ BASE_METRICS = {
     "gpu_time_s": "gpu__time_duration.sum",
     "nvlink_tx_bytes": "nvltx__bytes_data_user.sum",
     "nvlink_rx_bytes": "nvlrx__bytes_data_user.sum",
+    # global atomics and reductions: the 32-byte sectors L1 sent to L2 for them (Hopper's
+    # names, from `ncu --query-metrics --chip gh100`); a GPU without them leaves them out
+    "atom_sectors": "l1tex__m_l1tex2xbar_write_sectors_mem_global_op_atom.sum",
+    "red_sectors": "l1tex__m_l1tex2xbar_write_sectors_mem_global_op_red.sum",
 }
 # Why a kernel sits below its roof (asked for where this ncu has them; read per launch and
 # averaged over the call weighted by each launch's time): DRAM and SM throughput as a

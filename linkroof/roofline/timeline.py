@@ -1023,6 +1023,11 @@ def short_name(name: str) -> str:
 # ------------------------------------------------------------------ why below the roof
 
 
+# atomic and reduction sectors to L2 a second under which the atomics wait for each other
+# (one H200: 17.3 M float atomicAdds onto 4 addresses ran at 2.3 G/s, spread over 1 Mi
+# addresses at 640 G/s; benchmarks/data/2026-12-04-zoo)
+ATOMICS_CONTENDED = 20e9
+
 SHARE_NAMES = {"dram_pct": "DRAM throughput", "sm_pct": "SM throughput", "l2_hit_pct": "L2 hit rate",
                "occupancy_pct": "achieved occupancy", "ld_use_pct": "bytes used per loaded sector",
                "st_use_pct": "bytes used per stored sector", "tensor_pct": "tensor pipe (HMMA) use",
@@ -1048,6 +1053,15 @@ def _why_text(c: dict[str, float]) -> str:
     def g(key: str) -> float | None:
         v = c.get(f"why:{key}")
         return v if v is not None and v == v else None
+
+    atomic = (c.get("atom_sectors") or 0.0) + (c.get("red_sectors") or 0.0)
+    busy = c.get("gpu_time_s") or 0.0
+    if atomic > 0 and busy > 0 and atomic / busy < ATOMICS_CONTENDED and all(
+            x is None or x < 50 for x in (g("sm_pct"), g("dram_pct"))):
+        return (f"contended atomics: {atomic:,.0f} atomic and reduction sectors to L2 a call at only "
+                f"{atomic / busy / 1e9:.1f} G/s, SM {g('sm_pct') or 0:.0f}%, DRAM {g('dram_pct') or 0:.0f}%: atomics "
+                "to the same addresses wait for each other in L2; spread them (a partial sum a block, then one "
+                "atomic a block) (ncu)")
 
     dram, sm, hit, occ = g("dram_pct"), g("sm_pct"), g("l2_hit_pct"), g("occupancy_pct")
     ld, st, spr = g("ld_use_pct"), g("st_use_pct"), g("ld_sectors_per_req")
