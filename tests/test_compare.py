@@ -224,8 +224,9 @@ def test_timing_notes_say_how_and_flag_a_launch_bound_kernel():
     assert "clock state unknown" in notes[1]
     # no timeline: the host's loop time is said, inferred, and never called launch-bound
     assert "inferred from host and event times" in notes[-1] and not any("launch-bound" in n for n in notes)
-    assert len(timing_notes(fast, "torch", gated=True)) == 2
-    assert len(timing_notes(CompareResult("k", [1e-3] * 10, host_s_per_call=1.01e-3), "cupy", False)) == 2
+    assert len(timing_notes(fast, "torch", gated=True)) == 3  # how, the clock state, the cache state
+    assert timing_notes(fast, "torch", gated=True)[2].startswith("cache state: ")
+    assert len(timing_notes(CompareResult("k", [1e-3] * 10, host_s_per_call=1.01e-3), "cupy", False)) == 3
 
 
 def test_compare_always_times_and_says_what_placing_needs(tmp_path, store_path, monkeypatch):

@@ -21,6 +21,7 @@ from linkroof.roofline.baseline import kernel_group_placements
 from linkroof.roofline.model import MachineModel
 from linkroof.roofline.place import place
 from linkroof.schema import ClockState, Workload
+from linkroof.units import format_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDED = json.loads(gzip.open(ROOT / "tests" / "data" / "zoo" / "recordings.json.gz", "rt").read())
@@ -208,3 +209,23 @@ def test_contended_atomics_are_named_and_spread_ones_are_not():
     assert not T.why_text(_atomic_counts(17.3e6, edge * 0.99)).startswith("contended")
     busy = {**_atomic_counts(17.3e6, 7.6e-3), "why:sm_pct": 80.0}  # the SMs are the limit, not the atomics
     assert not T.why_text(busy).startswith("contended")
+
+
+# ---- the cache state of every timed figure
+
+
+@pytest.mark.parametrize("size, l2, sets, words", [
+    (4 << 20, 50 << 20, 16, "cache state: cold L2: 16 input sets of 4.00 MiB rotated through the 50.00 MiB L2"),
+    (4 << 20, 50 << 20, 1, "cache state: warm L2: one input set of 4.00 MiB reused, and it fits in the 50.00 MiB L2"),
+    (80 << 20, 50 << 20, 1, "cache state: partly warm: one input set of 80.00 MiB reused, larger than the 50.00 MiB"),
+    (512 << 20, 50 << 20, 1, "cache state: the inputs (512.00 MiB) are over twice the 50.00 MiB L2: cold and warm"),
+    (4 << 20, 0, 1, "cache state: not known: one input set of 4.00 MiB reused, this GPU's L2 size not read"),
+])
+def test_the_cache_state_of_the_timed_figure_is_said(size, l2, sets, words):
+    from linkroof.profiler.compare import CompareResult, cache_note, timing_notes
+
+    r = CompareResult("k", [1e-3], input_sets=sets, input_bytes=size, l2_bytes=l2)
+    assert cache_note(r).startswith(words.replace("4.00 MiB", format_bytes(4 << 20)).replace(
+        "50.00 MiB", format_bytes(50 << 20)).replace("80.00 MiB", format_bytes(80 << 20)).replace(
+        "512.00 MiB", format_bytes(512 << 20)))
+    assert cache_note(r) in timing_notes(r, "torch", False)

@@ -120,6 +120,8 @@ class CompareResult:
     steady_note: str = ""  # how long the call ran before timing for the clocks to settle (--steady)
     sustained_times_s: list[float] = field(default_factory=list)  # timed again after the clock settled (drift seen)
     sustained_clock: Any = None  # their ClockState
+    input_bytes: int = 0  # one input set's bytes
+    l2_bytes: int = 0  # the GPU's L2 size, where it was read (0: not read)
 
     @property
     def launch_share_s(self) -> float | None:
@@ -356,7 +358,7 @@ def run_callable(name: str, fn: Callable[..., Any], make_inputs: Callable[[], An
     overhead = time.perf_counter() - t_start - user_s
     return CompareResult(name, times, per_call(before, after, made), len(sets), checked, overhead, loop_s / made,
                          gated_times, gated_note, summary, timeline_note, recording, clock, gated_clock, steady_note,
-                         sustained_times, sustained_clock)
+                         sustained_times, sustained_clock, input_bytes=size, l2_bytes=l2_bytes)
 
 
 def _clock_state(times: list[float], windows: list, clocks: Any, what: str, busy: float | None = None,
@@ -398,6 +400,47 @@ def clock_notes(result: CompareResult) -> list[str]:
     return out
 
 
+def l2_size(framework: str, gpu: int) -> int:
+    """The GPU's L2 size in bytes, through the framework in use; 0 where it cannot say."""
+    try:
+        if framework == "torch":
+            import torch
+
+            return int(getattr(torch.cuda.get_device_properties(gpu), "L2_cache_size", 0) or 0)
+        import cupy
+
+        return int(cupy.cuda.runtime.getDeviceProperties(gpu)["l2CacheSize"])
+    except Exception:  # noqa: BLE001 - only the note needs it
+        return 0
+
+
+def cache_note(r: CompareResult) -> str:
+    """The cache state the timed figure was measured in (issue 43): cold where several
+    input sets were rotated through the L2 (each call finds its inputs evicted, as ncu,
+    which flushes the caches before each kernel, measures), warm where one set that fits
+    was reused (as torch.utils.benchmark does); one figure where the inputs do not fit."""
+    from ..units import format_bytes
+
+    size, l2 = r.input_bytes, r.l2_bytes
+    if not size:
+        return "cache state: not known (the inputs' size was not read)"
+    if not l2:
+        return (f"cache state: not known: one input set of {format_bytes(size)} reused, this GPU's L2 size not read "
+                "(warm where it fits)")
+    if r.input_sets > 1:
+        return (f"cache state: cold L2: {r.input_sets} input sets of {format_bytes(size)} rotated through the "
+                f"{format_bytes(l2)} L2, so each call finds its inputs evicted (as ncu measures; "
+                "torch.utils.benchmark reuses one set, warm, and can read faster)")
+    if size >= 2 * l2:
+        return (f"cache state: the inputs ({format_bytes(size)}) are over twice the {format_bytes(l2)} L2: cold and "
+                "warm are one figure")
+    if size > l2:
+        return (f"cache state: partly warm: one input set of {format_bytes(size)} reused, larger than the "
+                f"{format_bytes(l2)} L2, so part of it stays there between calls")
+    return (f"cache state: warm L2: one input set of {format_bytes(size)} reused, and it fits in the "
+            f"{format_bytes(l2)} L2 (a cold figure, as ncu measures, can be slower)")
+
+
 def timing_notes(result: CompareResult, framework: str, gated: bool) -> list[str]:
     """How the kernel was timed, its clock state, and what the host did (a verdict only
     when the GPU idled over half the call, named by the host's recorded cause)."""
@@ -405,6 +448,7 @@ def timing_notes(result: CompareResult, framework: str, gated: bool) -> list[str
              + (" behind the spin gate (the GPU's own time)" if gated else " (the host's launch gaps included)")
              + "; work the kernel puts on other streams is timed only where the call waits for it"]
     notes += clock_notes(result)
+    notes.append(cache_note(result))
     if result.gated_times_s:
         g = statistics.median(result.gated_times_s)
         if result.launch_share_s is not None:
@@ -532,10 +576,14 @@ def _run_compare(kernel: str, inputs: str, reference: str | None, workload_path:
     result = run_callable(name, fn, make_inputs, timer, counters, reps, warmup, l2, ref_fn, rtol, atol,
                           gated_timer=None if gated else CudaTimer(framework, gated=True),
                           recorder=CuptiRecorder() if timeline else None, clocks=clocks, steady=steady)
+    if not l2:  # not rotated through it, but said: the cache state of the figure
+        result.l2_bytes = l2_size(framework, gpu)
     ref_result = None
     if ref_fn is not None:
         ref_result = run_callable(f"{reference.rsplit(':', 1)[1]}", ref_fn, make, CudaTimer(framework), None, reps,
                                   warmup, l2)
+        if not l2:
+            ref_result.l2_bytes = result.l2_bytes
     spot = None
     if ctx.kind == "torchrun" and ctx.distributed and workload is not None:
         from ..roofline.baseline import nccl_baseline

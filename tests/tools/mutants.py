@@ -527,6 +527,9 @@ MUTATIONS = [
     ("no-limiter share 10x", "linkroof/roofline/place.py", "NO_LIMITER = 0.05", "NO_LIMITER = 0.005"),
     ("a sliver of a term still a limiter", "linkroof/roofline/place.py",
      "if bound < NO_LIMITER * measured_time_s:", "if False:"),
+    ("rotated inputs called warm", "linkroof/profiler/compare.py", "    if r.input_sets > 1:\n", "    if False:\n"),
+    ("inputs over twice the L2 called warm", "linkroof/profiler/compare.py", "    if size >= 2 * l2:\n",
+     "    if size >= 20 * l2:\n"),
 ]
 
 
