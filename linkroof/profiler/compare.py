@@ -580,8 +580,10 @@ def _run_compare(kernel: str, inputs: str, reference: str | None, workload_path:
         result.l2_bytes = l2_size(framework, gpu)
     ref_result = None
     if ref_fn is not None:
+        # the reference measured as the candidate is: its own timeline and clock state, so
+        # its time is explained from what it did, never by the model alone
         ref_result = run_callable(f"{reference.rsplit(':', 1)[1]}", ref_fn, make, CudaTimer(framework), None, reps,
-                                  warmup, l2)
+                                  warmup, l2, recorder=CuptiRecorder() if timeline else None, clocks=clocks)
         if not l2:
             ref_result.l2_bytes = result.l2_bytes
     spot = None
@@ -641,7 +643,9 @@ def _run_compare(kernel: str, inputs: str, reference: str | None, workload_path:
     placements, notes = kernel_placements(result.name, result.median_s, result.link_bytes(), call_workload, model,
                                           prof, (ref_result.name, ref_result.median_s) if ref_result else None,
                                           baseline=spot, timeline=result.timeline, clock=result.clock,
-                                          launch_s=result.launch_share_s)
+                                          launch_s=result.launch_share_s,
+                                          reference_timeline=ref_result.timeline if ref_result else None,
+                                          reference_clock=ref_result.clock if ref_result else None)
     if per_name:
         from ..roofline.baseline import kernel_group_placements
 

@@ -104,7 +104,8 @@ def kernel_placements(name: str, median_s: float, counted_link_bytes: float | No
                       model: MachineModel, profile: Profile,
                       reference: tuple[str, float] | None = None,
                       baseline: Baseline | None = None, timeline: Any = None,
-                      clock: Any = None, launch_s: float | None = None) -> tuple[list[Placement], list[str]]:
+                      clock: Any = None, launch_s: float | None = None, reference_timeline: Any = None,
+                      reference_clock: Any = None) -> tuple[list[Placement], list[str]]:
     """Place a timed kernel (and its reference, named with its median time, and the
     profile's NCCL baseline) against measured and spec ceilings. Counter bytes fill in
     the link bytes the workload does not give. The measured placements carry the cost
@@ -114,7 +115,9 @@ def kernel_placements(name: str, median_s: float, counted_link_bytes: float | No
     labelled inferred) and NCCL's own time at the workload's size (`baseline` when
     measured on the spot, else the profile's). Without any work to bound, the call is
     still reported: its time and timeline, and what placing it would need. `clock`, the
-    timed calls' ClockState, is compared with the ceilings' (clock_flags)."""
+    timed calls' ClockState, is compared with the ceilings' (clock_flags). The reference
+    is placed with its own timeline and clock state where they were measured
+    (`reference_timeline`, `reference_clock`), as the kernel is."""
     from .cost import with_cost
 
     notes: list[str] = []
@@ -163,8 +166,15 @@ def kernel_placements(name: str, median_s: float, counted_link_bytes: float | No
         out[0] = with_timeline(out[0], timeline)
     if reference is not None:
         ref_name, ref_s = reference
-        out.append(with_cost(place(dataclasses.replace(wl, name=f"{ref_name} (reference)"), ref_s, model, "measured"),
-                             profile, model, collective_s=base.median_s if base else None))
+        ref = with_cost(place(dataclasses.replace(wl, name=f"{ref_name} (reference)"), ref_s, model, "measured"),
+                        profile, model, collective_s=base.median_s if base else None)
+        if reference_clock is not None:
+            ref = dataclasses.replace(ref, clock=reference_clock)
+        if reference_timeline is not None:  # both sides measured: its time from its own timeline
+            from .cost import with_timeline
+
+            ref = with_timeline(ref, reference_timeline)
+        out.append(ref)
         notes.append(f"speedup over the reference: {ref_s / median_s:.2f}x")
     if base is not None:  # placed with the measurement's own rank count, at the workload's size
         nwl = collective(base.pattern, base.message_bytes, base.ranks)

@@ -530,6 +530,8 @@ MUTATIONS = [
     ("rotated inputs called warm", "linkroof/profiler/compare.py", "    if r.input_sets > 1:\n", "    if False:\n"),
     ("inputs over twice the L2 called warm", "linkroof/profiler/compare.py", "    if size >= 2 * l2:\n",
      "    if size >= 20 * l2:\n"),
+    ("the reference explained by the model alone", "linkroof/roofline/baseline.py",
+     "if reference_timeline is not None:  # both sides measured", "if False:  # both sides measured"),
 ]
 
 
