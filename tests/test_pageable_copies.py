@@ -63,3 +63,18 @@ def test_host_copies_of_a_call():
     assert host_copies(_timeline("memcpy HtoD (Pageable -> Device)", "memcpy DtoH (Device -> Pageable)")) == \
         "pageable both ways"
     assert host_copies(_timeline("memcpy HTOD")) is None and host_copies(None) is None
+
+
+def test_a_pageable_figure_is_never_held_to_the_links_spec():
+    """The driver stages a pageable copy through a pinned buffer: 9.9 GB/s is no share of
+    PCIe's 63 GB/s, so the overview gives it none and the spec gate does not judge it."""
+    from linkroof.roofline import gate
+    from linkroof.roofline.summaries import headline_rows
+
+    rows = {r["figure"]: r for r in headline_rows(bundled_profile(), MODEL)}
+    page = rows["host link (ce (pageable h2d))"] if "host link (ce (pageable h2d))" in rows else next(
+        r for f, r in rows.items() if "pageable h2d" in f)
+    assert page["percent_of_spec"] is None and page["spec"] is None and "not held to the link's spec" in page["flags"]
+    pinned = next(r for f, r in rows.items() if f.endswith("(ce)") and r["unit"] == "GB/s" and "host" in f.lower())
+    assert pinned["percent_of_spec"] == pytest.approx(100 * 55.5 / 63.0, abs=0.5)
+    assert not any("pageable" in c.name for c in gate.against_spec(bundled_profile(), 0.70).checks)

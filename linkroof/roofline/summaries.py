@@ -101,12 +101,15 @@ def headline_rows(profile: Profile, model: MachineModel) -> list[dict[str, Any]]
         for mech in mechs:
             meas = model.find(res, "measured", mech)
             scale = tflops if res.startswith("compute") else gbps
+            # a pageable host copy is staged by the driver through a pinned buffer: the link's
+            # spec is not its ceiling, so it is shown without a share of it (and never gated on one)
+            held = spec is not None and known(spec.value) and "pageable" not in mech
             rows.append({"figure": f"{label} ({mech})", "measured": round(scale(meas.value), 1),
-                         "spec": round(scale(spec.value), 1) if spec is not None and known(spec.value) else None,
+                         "spec": round(scale(spec.value), 1) if held else None,
                          "unit": "TFLOP/s" if res.startswith("compute") else "GB/s",
-                         "percent_of_spec": round(100 * meas.value / spec.value, 1)
-                         if spec is not None and known(spec.value) else None,
-                         "flags": "; ".join(meas.flags)})
+                         "percent_of_spec": round(100 * meas.value / spec.value, 1) if held else None,
+                         "flags": "; ".join(meas.flags + (("staged through a pinned buffer by the driver: not held "
+                                                           "to the link's spec",) if "pageable" in mech else ()))})
     return rows
 
 
