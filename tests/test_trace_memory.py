@@ -192,3 +192,23 @@ def test_steps_and_totals_from_columns_match_a_brute_count(seed):
         assert s.communication_s == pytest.approx(communication.get(k, 0) * 1e-9, abs=1e-15)
         assert s.exposed_s == pytest.approx(min(exposed.get(k, 0), communication.get(k, 0)) * 1e-9, abs=1e-15)
         assert s.collectives == sum(1 for a, o in zip(acts, step_of) if o == k and id(a) in comm_ids)
+
+
+def test_trace_json_is_streamed_and_the_same_text(tmp_path):
+    """`trace --json` writes its report piece by piece (a 1 GB trace's report held 300 MiB
+    of string pieces until the final join): the text is json.dumps(..., indent=1)'s."""
+    import json as _json
+    from pathlib import Path as _Path
+
+    from click.testing import CliRunner
+
+    from linkroof.cli import cli
+    from linkroof.profiler.session import bundled_profile
+    from linkroof.readers import traces as _P
+
+    files = sorted(str(f) for f in (_Path(__file__).parent / "data" / "traces").glob("hta_sampled_rank*.json.gz"))
+    res = CliRunner().invoke(cli, ["--store", str(tmp_path / "s.sqlite"), "trace", *files, "--json", "--no-save",
+                                   "--profile", "reference"])
+    assert res.exit_code == 0, res.output
+    report = _P.analyze([_P.read_trace(f) for f in files], bundled_profile())
+    assert res.stdout == _json.dumps(report.to_dict(), indent=1) + "\n"

@@ -12,7 +12,7 @@ import click
 
 from .common import (
     FITS_NOTE, JSON_HELP, PROFILE_HELP, UserError, _banner, _console, _echo_json, _finite, _load_profile,
-    _placement_profile, _store, _write, cli,
+    _placement_profile, _store, _stream_json, _write, cli,
 )
 
 
@@ -456,9 +456,7 @@ def trace(ctx: click.Context, files: tuple[str, ...], which: str | None, as_json
             store.put(saved)
             click.echo(f"Saved {len(placements)} placements in profile {saved.id}", err=True)
     if as_json:
-        import json
-
-        _echo_json(json.dumps(report.to_dict(), indent=1))
+        _stream_json(report.to_dict())
         return
     from ..render import trace_view
 

@@ -466,8 +466,8 @@ MUTATIONS = [
      "                pos[c - lo] = i if pos[c - lo] < 0 else pos[c - lo]\n"),
     ("stream: sparse launch ids indexed densely", "linkroof/readers/traces.py",
      "if hi - lo < 4 * len(corr) + 4096:", "if True:"),
-    ("stream: a worker's names taken in its own numbering", "linkroof/readers/traces.py",
-     'mine += array("q", map(ours.__getitem__, theirs)) if f in _BY_VALUE else theirs', "mine += theirs"),
+    ("stream: a worker's names taken in its own numbering", "linkroof/roofline/timeline.py",
+     'self.key += array("q", map(ours.__getitem__, other.key))', "self.key += other.key"),
     # issue 42, item 9: what the real groups trace and dump showed
     ("a barrier counted as an op without GPU work", "linkroof/readers/traces.py",
      'not in (None, "barrier")]', 'not in (None,)]'),
