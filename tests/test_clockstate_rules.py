@@ -131,3 +131,65 @@ def test_a_cap_or_a_thermal_slowdown_is_evidence(bit, name):
 def test_application_clocks_are_no_evidence():
     s = _run(lambda i: 500, lambda i: 0x2)
     assert s.state == "burst" and "host-side variance" in s.note
+
+
+# ---- issue 43: --steady settles on the clock and the power
+
+
+def _load(power_of_t, clock_of_t=lambda t: 1500.0, secs=1.0):
+    return [CS.ClockSample(i * 0.01, clock_of_t(i * 0.01), 3201, power_of_t(i * 0.01), 4) for i in range(int(secs * 100))]
+
+
+def test_a_clock_flat_in_nvml_but_power_still_climbing_has_not_settled():
+    """An 8192^3 GEMM: NVML's SM clock reads flat while the power climbs toward the cap
+    (its clock falls after it): not settled until the power holds within 2 %."""
+    climbing = _load(lambda t: 500 + 200 * t)  # +40 W over the last three 0.1 s windows: 5 % apart
+    assert not CS.settled(climbing)
+    held = _load(lambda t: 690 + (t * 7) % 5)  # 690-695 W
+    assert CS.settled(held)
+    assert CS.settled(_load(lambda t: None))  # no power reading: the clock alone decides
+
+
+@pytest.mark.parametrize("d, done", [(0.019, True), (0.021, False)])
+def test_power_settles_at_2_percent(d, done):
+    """The last three 0.1 s windows' mean power at 600 (1 - d), 600 and 600 (1 + d) W, the
+    clock flat: settled while each is within 2 % of their mean."""
+    end, w = 0.99, 0.1
+
+    def power(t):
+        k = min(2, int((end - t) / w - 1e-9)) if t > end - 3 * w else 2
+        return 600 * (1 + d * (k - 1))
+
+    assert CS.settled(_load(power)) is done
+
+
+def test_steady_waits_at_least_its_minimum_and_says_clock_and_power():
+    from linkroof.profiler import compare as C
+
+    class Clocks:
+        samples: list = []
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *a):
+            return False
+
+    clocks = Clocks()
+    t = {"now": 0.0}
+
+    def call():
+        t["now"] += 0.01
+        clocks.samples.append(CS.ClockSample(t["now"], 1500.0, 3201, 690.0, 4))
+
+    import time as _time
+
+    real = _time.perf_counter
+    start = real()
+    try:
+        C.time.perf_counter = lambda: start + t["now"]
+        note = C.settle(call, lambda: None, clocks, most_s=5.0)
+    finally:
+        C.time.perf_counter = real
+    took = float(note.split(" for ")[1].split(" s")[0])
+    assert C.SETTLE_MIN_S <= took < C.SETTLE_MIN_S + 0.1 and "the SM clock and the power settled" in note

@@ -174,10 +174,15 @@ def clocks_alike(a: Any, b: Any) -> bool:
     return not (x and y and abs(x - y) / max(x, y) > DRIFT)
 
 
+SETTLE_WINDOW_S = 0.25  # --steady: three windows of this, the clock within 1 % and the power within 2 %
+SETTLE_MIN_S = 1.0  # and never less than this (an 8192^3 GEMM's clock fell for 0.5 s after 0.45 s of calls)
+
+
 def settle(call: Callable[[], Any], sync: Callable[[], None], clocks: Any, most_s: float = 10.0) -> str:
-    """Run `call` back to back until the SM clock settles (clockstate.settled: its last
-    three 100 ms windows within 1 %), at most `most_s`: the timed calls that follow are
-    the steady state. Says how long it took."""
+    """Run `call` back to back until the SM clock and the power settle (clockstate.settled
+    over three SETTLE_WINDOW_S windows: the clock within 1 %, the power within 2 %), no
+    sooner than SETTLE_MIN_S and at most `most_s`: the timed calls that follow are the
+    steady state. Says how long it took."""
     from ..roofline.clockstate import settled
 
     t0 = time.perf_counter()
@@ -188,11 +193,12 @@ def settle(call: Callable[[], Any], sync: Callable[[], None], clocks: Any, most_
                 call()
                 n += 1
             sync()
-            if time.perf_counter() - t0 > 0.35 and settled(clocks.samples):
+            if time.perf_counter() - t0 > SETTLE_MIN_S and settled(clocks.samples, SETTLE_WINDOW_S):
                 took = time.perf_counter() - t0
-                return f"ran {n} calls for {took:.2f} s before timing, until the SM clock settled (steady state)"
-    return (f"ran {n} calls for {most_s:.0f} s before timing; the SM clock had not settled within 1 % by then "
-            "(timed as it was)")
+                return (f"ran {n} calls for {took:.2f} s before timing, until the SM clock and the power settled "
+                        "(steady state)")
+    return (f"ran {n} calls for {most_s:.0f} s before timing; the SM clock (within 1 %) and the power (within 2 %) "
+            "had not settled by then (timed as it was)")
 
 
 def run_callable(name: str, fn: Callable[..., Any], make_inputs: Callable[[], Any], timer: Timer,

@@ -20,6 +20,7 @@ from ..schema import ClockState
 
 DRIFT = 0.03  # burst and sustained figures further apart than this are both reported
 SETTLED = 0.01  # the SM clock within this of its last windows' mean: settled
+SETTLED_POWER = 0.02  # and the power within this of its windows' mean
 
 # NVML's clock-event reasons that hold the clocks down (idle and sync boost do not)
 HOLDING = {0x4: "sw_power_cap", 0x8: "hw_slowdown", 0x20: "sw_thermal_slowdown", 0x40: "hw_thermal_slowdown",
@@ -170,21 +171,26 @@ def _or(masks: Sequence[int | None]) -> int | None:
 
 
 def settled(samples: Sequence[ClockSample], window_s: float = 0.1, windows: int = 3) -> bool:
-    """Whether the SM clock's mean over each of the last `windows` windows of `window_s`
-    is within SETTLED of their mean (a load's clock has found its level)."""
+    """Whether the load has found its level: the SM clock's mean over each of the last
+    `windows` windows of `window_s` within SETTLED of their mean, and the power's within
+    SETTLED_POWER where NVML read it (NVML's clock lags a power cap's fall: a GEMM's
+    power still climbing means its clock will follow)."""
     if not samples:
         return False
     end = samples[-1].t
-    means = []
-    for k in range(windows):
-        m = _mean([s.sm_mhz for s in samples if end - (k + 1) * window_s < s.t <= end - k * window_s])
-        if m is None:
-            return False
-        means.append(m)
     if samples[0].t > end - windows * window_s:
         return False
-    avg = sum(means) / len(means)
-    return all(abs(m - avg) <= SETTLED * avg for m in means)
+    for field_, tol in (("sm_mhz", SETTLED), ("power_w", SETTLED_POWER)):
+        means = [_mean([getattr(s, field_) for s in samples if end - (k + 1) * window_s < s.t <= end - k * window_s])
+                 for k in range(windows)]
+        if any(m is None for m in means):
+            if field_ == "sm_mhz":
+                return False
+            continue  # no power reading: the clock alone decides
+        avg = sum(means) / len(means)
+        if not all(abs(m - avg) <= tol * avg for m in means):
+            return False
+    return True
 
 
 def scale_to_clock(value: float, from_mhz: float | None, to_mhz: float | None) -> float | None:

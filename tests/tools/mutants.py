@@ -532,6 +532,10 @@ MUTATIONS = [
      "    if size >= 20 * l2:\n"),
     ("the reference explained by the model alone", "linkroof/roofline/baseline.py",
      "if reference_timeline is not None:  # both sides measured", "if False:  # both sides measured"),
+    ("steady on the clock alone", "linkroof/roofline/clockstate.py",
+     'for field_, tol in (("sm_mhz", SETTLED), ("power_w", SETTLED_POWER)):', 'for field_, tol in (("sm_mhz", SETTLED),):'),
+    ("power settled at 5 %", "linkroof/roofline/clockstate.py", "SETTLED_POWER = 0.02", "SETTLED_POWER = 0.05"),
+    ("steady without its minimum", "linkroof/profiler/compare.py", "SETTLE_MIN_S = 1.0", "SETTLE_MIN_S = 0.35"),
 ]
 
 
