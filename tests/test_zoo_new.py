@@ -124,3 +124,14 @@ def test_ncus_l2_hit_rate_over_100_percent_on_a_real_kernel_is_left_out():
     [c] = per.values()
     assert c["why:l2_hit_pct"] == pytest.approx(105.76)
     assert "[ncu's L2 hit rate 105.76%: not a share (outside 0-100 %), left out]" in T.why_text(c)
+
+
+def test_a_spinning_kernel_is_said_to_wait_and_a_one_warp_reader_to_have_little_in_flight():
+    """ncu's real counts: `spin` (a clock64 loop: SM 0.04 %, no loads or stores) waits,
+    it does not work; `one_warp_l2` (one warp loading) has little work in flight."""
+    _, _, spin = analysed("spin", counted=True)
+    [c] = spin.values()
+    assert T.why_text(c).startswith("waiting, not working: SM 0%, DRAM 0% of its peak, no global loads or stores")
+    _, _, warp = analysed("one_warp_l2", counted=True)
+    [w] = warp.values()
+    assert T.why_text(w).startswith("little work in flight: 2% of warp slots active")

@@ -1087,6 +1087,9 @@ def _why_text(c: dict[str, float]) -> str:
                 "arithmetic), not by memory (ncu)")
     if hit is not None and hit >= 80 and (dram is None or dram < 50):
         return f"served from L2 ({hit:.0f}% hits), {at}: DRAM is not its limit (ncu)"
+    if sm is not None and sm < 1 and (dram or 0) < 1 and not ld and not st:
+        return (f"waiting, not working: SM {sm:.0f}%, {at}, no global loads or stores: the kernel spins (a clock or "
+                "flag loop) or waits on other work; no roof sets its time (ncu)")
     if occ is not None and occ < 50:
         return (f"little work in flight: {occ:.0f}% of warp slots active, {at}"
                 + (f", SM {sm:.0f}%" if sm is not None else "") + ": latency-bound; more warps or more independent "

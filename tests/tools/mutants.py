@@ -536,6 +536,11 @@ MUTATIONS = [
      'for field_, tol in (("sm_mhz", SETTLED), ("power_w", SETTLED_POWER)):', 'for field_, tol in (("sm_mhz", SETTLED),):'),
     ("power settled at 5 %", "linkroof/roofline/clockstate.py", "SETTLED_POWER = 0.02", "SETTLED_POWER = 0.05"),
     ("steady without its minimum", "linkroof/profiler/compare.py", "SETTLE_MIN_S = 1.0", "SETTLE_MIN_S = 0.35"),
+    ("a spinning kernel called latency-bound", "linkroof/roofline/timeline.py",
+     "if sm is not None and sm < 1 and (dram or 0) < 1 and not ld and not st:", "if False:"),
+    ("a loading kernel called spinning", "linkroof/roofline/timeline.py",
+     "if sm is not None and sm < 1 and (dram or 0) < 1 and not ld and not st:",
+     "if sm is not None and sm < 1 and (dram or 0) < 1:"),
 ]
 
 
