@@ -255,3 +255,33 @@ def test_the_reference_is_explained_from_its_own_timeline():
     both = ref(reference_timeline=ref_t, reference_clock=clock)
     assert both.decomposition_s == {"memory (alone)": pytest.approx(419.3e-6)}
     assert both.clock is clock and both.timeline is ref_t
+
+
+def test_inputs_that_fit_in_l2_are_timed_cold_and_warm():
+    """A 4 KiB input set against a 1 MiB L2: the timed calls rotate sets (cold, as ncu),
+    and the same calls are timed again with one set reused (warm): both figures in the
+    result and the note, the warm one measured, never inferred."""
+    import numpy as np
+
+    from linkroof.profiler import compare as C
+
+    class Timer(C.Timer):
+        """3 us a call where the calls' inputs rotate (cold), 2 us where one set is reused (warm)."""
+
+        def sync(self):
+            pass
+
+        def time_calls(self, call, reps, ops_per_call=1, min_batch_s=0.0, **kw):
+            seen = {id(call(i)) for i in range(reps)}
+            return [3e-6 if len(seen) > 1 else 2e-6] * reps
+
+    t = Timer()
+    r = C.run_callable("k", lambda x: x, lambda: np.ones(1024, dtype=np.float32), t, None, reps=10, warmup=1,
+                       l2_bytes=1 << 20)
+    assert r.input_sets > 1 and len(r.warm_times_s) == 10
+    note = C.cache_note(r)
+    assert "cold L2" in note and "warm L2, as torch.utils.benchmark): median 2.0 us, -33.3% against the cold 3.0 us" \
+        in note
+    one = C.run_callable("k", lambda x: x, lambda: np.ones(1 << 20, dtype=np.float32), Timer(), None, reps=4, warmup=1,
+                         l2_bytes=1 << 20)
+    assert one.input_sets == 1 and one.warm_times_s == []  # over twice the L2: one figure

@@ -122,6 +122,7 @@ class CompareResult:
     sustained_clock: Any = None  # their ClockState
     input_bytes: int = 0  # one input set's bytes
     l2_bytes: int = 0  # the GPU's L2 size, where it was read (0: not read)
+    warm_times_s: list[float] = field(default_factory=list)  # one input set reused (warm L2), where sets were rotated
 
     @property
     def launch_share_s(self) -> float | None:
@@ -277,6 +278,11 @@ def run_callable(name: str, fn: Callable[..., Any], make_inputs: Callable[[], An
     loop_s = time.perf_counter() - t0
     user_s += loop_s
     after = counters.read() if counters else {}
+    warm_times: list[float] = []
+    if len(sets) > 1:  # the cold figure's inputs were rotated through L2: the warm one beside it (one set reused)
+        t0 = time.perf_counter()
+        warm_times = timer.time_calls(lambda i: call(fn, sets[0]), reps, min_batch_s=MIN_BATCH_S)
+        user_s += time.perf_counter() - t0
     summary, timeline_note, recording = None, "", None
     if recorder is not None:
         ok, why = recorder.available()
@@ -364,7 +370,7 @@ def run_callable(name: str, fn: Callable[..., Any], make_inputs: Callable[[], An
     overhead = time.perf_counter() - t_start - user_s
     return CompareResult(name, times, per_call(before, after, made), len(sets), checked, overhead, loop_s / made,
                          gated_times, gated_note, summary, timeline_note, recording, clock, gated_clock, steady_note,
-                         sustained_times, sustained_clock, input_bytes=size, l2_bytes=l2_bytes)
+                         sustained_times, sustained_clock, input_bytes=size, l2_bytes=l2_bytes, warm_times_s=warm_times)
 
 
 def _clock_state(times: list[float], windows: list, clocks: Any, what: str, busy: float | None = None,
@@ -434,9 +440,14 @@ def cache_note(r: CompareResult) -> str:
         return (f"cache state: not known: one input set of {format_bytes(size)} reused, this GPU's L2 size not read "
                 "(warm where it fits)")
     if r.input_sets > 1:
+        warm = ""
+        if r.warm_times_s and r.times_s:
+            w, c = statistics.median(r.warm_times_s), statistics.median(r.times_s)
+            warm = (f"; timed again with one set reused (warm L2, as torch.utils.benchmark): median "
+                    f"{w * 1e6:.1f} us, {w / c - 1:+.1%} against the cold {c * 1e6:.1f} us (measured)")
         return (f"cache state: cold L2: {r.input_sets} input sets of {format_bytes(size)} rotated through the "
-                f"{format_bytes(l2)} L2, so each call finds its inputs evicted (as ncu measures; "
-                "torch.utils.benchmark reuses one set, warm, and can read faster)")
+                f"{format_bytes(l2)} L2, so each call finds its inputs evicted (as ncu measures)"
+                + (warm or "; torch.utils.benchmark reuses one set, warm, and can read faster"))
     if size >= 2 * l2:
         return (f"cache state: the inputs ({format_bytes(size)}) are over twice the {format_bytes(l2)} L2: cold and "
                 "warm are one figure")

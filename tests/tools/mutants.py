@@ -541,6 +541,11 @@ MUTATIONS = [
     ("a loading kernel called spinning", "linkroof/roofline/timeline.py",
      "if sm is not None and sm < 1 and (dram or 0) < 1 and not ld and not st:",
      "if sm is not None and sm < 1 and (dram or 0) < 1:"),
+    ("no warm figure beside the cold one", "linkroof/profiler/compare.py",
+     "    if len(sets) > 1:  # the cold figure's inputs", "    if False:  # the cold figure's inputs"),
+    ("the warm figure timed with the sets rotated", "linkroof/profiler/compare.py",
+     "warm_times = timer.time_calls(lambda i: call(fn, sets[0]), reps, min_batch_s=MIN_BATCH_S)",
+     "warm_times = timer.time_calls(lambda i: call(fn, sets[i % len(sets)]), reps, min_batch_s=MIN_BATCH_S)"),
 ]
 
 
