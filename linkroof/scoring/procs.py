@@ -149,9 +149,13 @@ def descendants(root: int, table: dict[int, tuple[int, str]] | None = None) -> s
 
 def tree_of(root: int, mark: str) -> set[int]:
     """A running target's processes for the memory watch: `root`'s descendants (in a PID
-    namespace, all of them) and whatever carries its mark (a daemon that left the tree)."""
+    namespace, all of them) and, among this process's other descendants (where it is the
+    subreaper, a daemon that left the tree is one), those carrying its mark. Only those
+    environments are read: the watch runs every 0.25 s."""
     table = processes()
-    return descendants(root, table) | {root} | {p for p, (_, st) in table.items() if st != "Z" and _mark_of(p) == mark}
+    tree = descendants(root, table) | {root}
+    others = descendants(os.getpid(), table) - tree
+    return tree | {p for p in others if table[p][1] != "Z" and _mark_of(p) == mark}
 
 
 def of_mark(mark: str, live_marks: set[str] | frozenset[str] = frozenset(),

@@ -485,7 +485,7 @@ MUTATIONS = [
     ("host memory limit the whole machine", "linkroof/scoring/score.py", "return total // 2 if total else 64 << 30",
      "return total if total else 64 << 30"),
     ("host memory of the jail process only", "linkroof/scoring/procs.py",
-     "return descendants(root, table) | {root} | {", "return {root} | set() or {"),
+     "tree = descendants(root, table) | {root}", "tree = {root}"),
     # issue 43: a drift is the GPU's only with evidence
     ("drift blamed on the GPU without evidence", "linkroof/roofline/clockstate.py",
      "and bool(evidence)", "and True"),
