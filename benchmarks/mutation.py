@@ -33,7 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 VERDICT_MODULES = ["linkroof.roofline.timeline", "linkroof.roofline.traces", "linkroof.roofline.cost",
                    "linkroof.readers.telemetry", "linkroof.readers.flightrec", "linkroof.roofline.clockstate",
-                   "linkroof.roofline.export", "linkroof.scoring.score", "linkroof.roofline.advise"]
+                   "linkroof.roofline.export", "linkroof.scoring.score", "linkroof.roofline.advise",
+                   "linkroof.roofline.contradictions"]
 # the tests that can kill a verdict's mutant: not the GPU's, the browser's, nor those about the repository's
 # files (citations, docs, layers), which a mutant cannot change
 SELECTION = ["tests/", "--ignore=tests/gpu", "--ignore=tests/test_dashboard_browser.py",
