@@ -74,7 +74,13 @@ def test_a_pageable_figure_is_never_held_to_the_links_spec():
     rows = {r["figure"]: r for r in headline_rows(bundled_profile(), MODEL)}
     page = rows["host link (ce (pageable h2d))"] if "host link (ce (pageable h2d))" in rows else next(
         r for f, r in rows.items() if "pageable h2d" in f)
-    assert page["percent_of_spec"] is None and page["spec"] is None and "not held to the link's spec" in page["flags"]
+    assert page["percent_of_spec"] is None and page["spec"] == "not applicable"
+    assert "not held to the link's spec" in page["flags"]
+    from linkroof.dashboard.report import report_html
+
+    html = report_html(bundled_profile())
+    row = html[html.index("ce (pageable h2d)"):].split("</tr>")[0]
+    assert row.count("not applicable") == 2 and "unknown" not in row  # spec and % of spec alike
     pinned = next(r for f, r in rows.items() if f.endswith("(ce)") and r["unit"] == "GB/s" and "host" in f.lower())
     assert pinned["percent_of_spec"] == pytest.approx(100 * 55.5 / 63.0, abs=0.5)
     assert not any("pageable" in c.name for c in gate.against_spec(bundled_profile(), 0.70).checks)

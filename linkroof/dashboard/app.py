@@ -13,7 +13,8 @@ from ..errors import LinkroofError
 from ..profiler.session import bundled_profile, resolve_profile
 from ..roofline.fits import profile_fits
 from ..roofline.model import MachineModel
-from ..roofline.summaries import collective_rows, compare_profiles, headline_rows, show, topo_matrix, warnings_of
+from ..roofline.summaries import (NOT_HELD, collective_rows, compare_profiles, headline_rows, show, topo_matrix,
+                                  warnings_of)
 from ..roofline.timeline import flops_text, short_name
 from ..schema import Profile, known
 from ..store import Store
@@ -354,7 +355,8 @@ def page_overview(data: Data, pid: str | None) -> Any:
              _missing("No figure has a known spec to hold it to (an imported tool's output names no link spec): the "
                       "table gives the measured figures."))
     # the table the page's full width (its flags in view at 1280 px), the chart under it
-    headline = (html.Div([_table([{k: ("unknown" if v is None else v) for k, v in r.items()} for r in rows]), chart])
+    headline = (html.Div([_table([{k: ((NOT_HELD if r.get("spec") == NOT_HELD else "unknown") if v is None else v)
+                                            for k, v in r.items()} for r in rows]), chart])
                 if rows else
                 _missing("No headline figure to hold against spec: `linkroof bench` measures links, HBM and GEMMs "
                          "(a profile from `linkroof probe` or an import may hold none)."))

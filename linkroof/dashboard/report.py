@@ -10,7 +10,7 @@ from typing import Any
 from ..errors import LinkroofError
 from ..roofline.fits import profile_fits
 from ..roofline.model import MachineModel
-from ..roofline.summaries import headline_rows, topo_matrix, warnings_of
+from ..roofline.summaries import NOT_HELD, headline_rows, topo_matrix, warnings_of
 from ..schema import Profile
 from . import figures as F
 from . import plotlyjs
@@ -155,7 +155,8 @@ def report_html(profile: Profile, banner: str | None = None, traces: list | None
         parts.append("<h3>Not drawn: nothing to show</h3><ul>" + "".join(
             f"<li><b>{escape(t)}</b>: {escape(why)}</li>" for t, why in missing) + "</ul>")
     rows = "".join(f"<tr><td>{escape(str(r['figure']))}</td><td>{_cell(r['measured'], ' ' + r['unit'])}</td>"
-                   f"<td>{_cell(r['spec'])}</td><td>{_cell(r['percent_of_spec'])}</td></tr>"
+                   f"<td>{_cell(r['spec'])}</td>"
+                   f"<td>{_cell(NOT_HELD if r['spec'] == NOT_HELD else r['percent_of_spec'])}</td></tr>"
                    for r in headline_rows(profile, model))
     headline = (f"<table border=1 cellpadding=4><tr><th>figure</th><th>measured</th><th>spec</th><th>% of spec "
                 f"(data rate)</th></tr>{rows}</table>" if rows else

@@ -92,6 +92,9 @@ HEADLINES = (("link:nvlink", "NVLink peer"), ("link:pcie_peer", "PCIe peer"), ("
              ("hbm", "HBM"), ("compute:fp16", "fp16 GEMM"), ("compute:bf16", "bf16 GEMM"), ("compute:fp32", "fp32"))
 
 
+NOT_HELD = "not applicable"  # a headline row's spec where the link's spec is not its ceiling (pageable copies)
+
+
 def headline_rows(profile: Profile, model: MachineModel) -> list[dict[str, Any]]:
     """Overview: each headline figure measured against its spec ceiling."""
     rows = []
@@ -105,7 +108,7 @@ def headline_rows(profile: Profile, model: MachineModel) -> list[dict[str, Any]]
             # spec is not its ceiling, so it is shown without a share of it (and never gated on one)
             held = spec is not None and known(spec.value) and "pageable" not in mech
             rows.append({"figure": f"{label} ({mech})", "measured": round(scale(meas.value), 1),
-                         "spec": round(scale(spec.value), 1) if held else None,
+                         "spec": round(scale(spec.value), 1) if held else (NOT_HELD if "pageable" in mech else None),
                          "unit": "TFLOP/s" if res.startswith("compute") else "GB/s",
                          "percent_of_spec": round(100 * meas.value / spec.value, 1) if held else None,
                          "flags": "; ".join(meas.flags + (("staged through a pinned buffer by the driver: not held "
