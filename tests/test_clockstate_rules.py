@@ -163,7 +163,7 @@ def test_power_settles_at_2_percent(d, done):
     assert CS.settled(_load(power)) is done
 
 
-def test_steady_waits_at_least_its_minimum_and_says_clock_and_power():
+def test_steady_waits_at_least_its_minimum_and_says_clock_and_power(monkeypatch):
     from linkroof.profiler import compare as C
 
     class Clocks:
@@ -182,14 +182,7 @@ def test_steady_waits_at_least_its_minimum_and_says_clock_and_power():
         t["now"] += 0.01
         clocks.samples.append(CS.ClockSample(t["now"], 1500.0, 3201, 690.0, 4))
 
-    import time as _time
-
-    real = _time.perf_counter
-    start = real()
-    try:
-        C.time.perf_counter = lambda: start + t["now"]
-        note = C.settle(call, lambda: None, clocks, most_s=5.0)
-    finally:
-        C.time.perf_counter = real
+    monkeypatch.setattr(C.time, "perf_counter", lambda: t["now"])
+    note = C.settle(call, lambda: None, clocks, most_s=5.0)
     took = float(note.split(" for ")[1].split(" s")[0])
     assert C.SETTLE_MIN_S <= took < C.SETTLE_MIN_S + 0.1 and "the SM clock and the power settled" in note

@@ -214,47 +214,25 @@ def test_contended_atomics_are_named_and_spread_ones_are_not():
 # ---- the cache state of every timed figure
 
 
+_B = format_bytes
+
+
 @pytest.mark.parametrize("size, l2, sets, words", [
-    (4 << 20, 50 << 20, 16, "cache state: cold L2: 16 input sets of 4.00 MiB rotated through the 50.00 MiB L2"),
-    (4 << 20, 50 << 20, 1, "cache state: warm L2: one input set of 4.00 MiB reused, and it fits in the 50.00 MiB L2"),
-    (80 << 20, 50 << 20, 1, "cache state: partly warm: one input set of 80.00 MiB reused, larger than the 50.00 MiB"),
-    (512 << 20, 50 << 20, 1, "cache state: the inputs (512.00 MiB) are over twice the 50.00 MiB L2: cold and warm"),
-    (4 << 20, 0, 1, "cache state: not known: one input set of 4.00 MiB reused, this GPU's L2 size not read"),
+    (4 << 20, 50 << 20, 16, f"cache state: cold L2: 16 input sets of {_B(4 << 20)} rotated through the {_B(50 << 20)} L2"),
+    (4 << 20, 50 << 20, 1, f"cache state: warm L2: one input set of {_B(4 << 20)} reused, and it fits in the "
+                           f"{_B(50 << 20)} L2"),
+    (80 << 20, 50 << 20, 1, f"cache state: partly warm: one input set of {_B(80 << 20)} reused, larger than the "
+                            f"{_B(50 << 20)}"),
+    (512 << 20, 50 << 20, 1, f"cache state: the inputs ({_B(512 << 20)}) are over twice the {_B(50 << 20)} L2: cold "
+                             "and warm"),
+    (4 << 20, 0, 1, f"cache state: not known: one input set of {_B(4 << 20)} reused, this GPU's L2 size not read"),
 ])
 def test_the_cache_state_of_the_timed_figure_is_said(size, l2, sets, words):
     from linkroof.profiler.compare import CompareResult, cache_note, timing_notes
 
     r = CompareResult("k", [1e-3], input_sets=sets, input_bytes=size, l2_bytes=l2)
-    assert cache_note(r).startswith(words.replace("4.00 MiB", format_bytes(4 << 20)).replace(
-        "50.00 MiB", format_bytes(50 << 20)).replace("80.00 MiB", format_bytes(80 << 20)).replace(
-        "512.00 MiB", format_bytes(512 << 20)))
+    assert cache_note(r).startswith(words)
     assert cache_note(r) in timing_notes(r, "torch", False)
-
-
-# ---- both sides measured
-
-
-def test_the_reference_is_explained_from_its_own_timeline():
-    """The zoo's torch softmax as a reference (419.3 us on the H200): by the model alone
-    most of it read 'unexplained' (359.1 us of 419.3); from its own recorded timeline it
-    is memory work, alone, the whole call, and its clock state travels with it."""
-    from linkroof.profiler.session import bundled_profile
-
-    rec = json.loads(gzip.open(ROOT / "tests" / "data" / "zoo" / "recordings_new.json.gz", "rt").read())
-    acts, starts, host_of = T.from_record(rec["softmax_ref"])
-    ref_t = T.summarize(acts, starts, host_of)
-    wl = Workload("softmax", hbm_bytes=2 * 8192 * 8192 * 2)
-    clock = ClockState(state="burst", samples=5, note="SM clock 1980 -> 1980 MHz")
-
-    def ref(**kw):
-        ps, _ = kernel_placements("cand", 300e-6, None, wl, MODEL, bundled_profile(), ("torch_softmax", 419.3e-6), **kw)
-        return next(p for p in ps if p.workload.name.endswith("(reference)"))
-
-    alone = ref()
-    assert alone.decomposition_s["unexplained"] > 0.5 * 419.3e-6  # the model alone: most of it unexplained
-    both = ref(reference_timeline=ref_t, reference_clock=clock)
-    assert both.decomposition_s == {"memory (alone)": pytest.approx(419.3e-6)}
-    assert both.clock is clock and both.timeline is ref_t
 
 
 def test_inputs_that_fit_in_l2_are_timed_cold_and_warm():
