@@ -235,6 +235,32 @@ def test_the_cache_state_of_the_timed_figure_is_said(size, l2, sets, words):
     assert cache_note(r) in timing_notes(r, "torch", False)
 
 
+# ---- both sides measured
+
+
+def test_the_reference_is_explained_from_its_own_timeline():
+    """The zoo's torch softmax as a reference (419.3 us on the H200): by the model alone
+    most of it read 'unexplained' (359.1 us of 419.3); from its own recorded timeline it
+    is memory work, alone, the whole call, and its clock state travels with it."""
+    from linkroof.profiler.session import bundled_profile
+
+    rec = json.loads(gzip.open(ROOT / "tests" / "data" / "zoo" / "recordings_new.json.gz", "rt").read())
+    acts, starts, host_of = T.from_record(rec["softmax_ref"])
+    ref_t = T.summarize(acts, starts, host_of)
+    wl = Workload("softmax", hbm_bytes=2 * 8192 * 8192 * 2)
+    clock = ClockState(state="burst", samples=5, note="SM clock 1980 -> 1980 MHz")
+
+    def ref(**kw):
+        ps, _ = kernel_placements("cand", 300e-6, None, wl, MODEL, bundled_profile(), ("torch_softmax", 419.3e-6), **kw)
+        return next(p for p in ps if p.workload.name.endswith("(reference)"))
+
+    alone = ref()
+    assert alone.decomposition_s["unexplained"] > 0.5 * 419.3e-6  # the model alone: most of it unexplained
+    both = ref(reference_timeline=ref_t, reference_clock=clock)
+    assert both.decomposition_s == {"memory (alone)": pytest.approx(419.3e-6)}
+    assert both.clock is clock and both.timeline is ref_t
+
+
 def test_inputs_that_fit_in_l2_are_timed_cold_and_warm():
     """A 4 KiB input set against a 1 MiB L2: the timed calls rotate sets (cold, as ncu),
     and the same calls are timed again with one set reused (warm): both figures in the
