@@ -319,7 +319,8 @@ def placements_table(placements: list[Any]) -> Table:
         terms = p.cost_terms_s or p.terms_s
         measured = format_time(p.measured_time_s) + (f" ({p.clock.state})" if p.clock is not None else "")
         t.add_row(Text(clean(p.workload.name)), p.ceilings_kind, measured,
-                  format_time(p.bound_time_s), p.limiter, f"{p.fraction_of_roofline:.1%}", cost, frac,
+                  format_time(p.bound_time_s) if p.bound_time_s else "-", p.limiter,
+                  f"{p.fraction_of_roofline:.1%}" if p.bound_time_s else "-", cost, frac,
                   ", ".join(f"{k} {format_time(v)}" for k, v in terms.items()), Text("; ".join(p.verdicts)))
     return t
 
@@ -477,10 +478,10 @@ def counted_flops(c: dict[str, float]) -> str:
     return flops_text(c) if c else ""
 
 
-def kernels_table(t: Any) -> Group:
+def kernels_table(t: Any, title: str = "Timeline") -> Group:
     """A call's GPU timeline: its kernels by name (launches and time per call, class and
     how it was known), and the call's busy, idle and communication time, measured."""
-    tab = Table(title=f"Timeline per call ({t.source}, {t.calls} calls recorded): {t.kernels_per_call:g} kernels, "
+    tab = Table(title=f"{title} per call ({t.source}, {t.calls} calls recorded): {t.kernels_per_call:g} kernels, "
                       f"busy {format_time(t.busy_s)}, idle {format_time(t.idle_s)} of {format_time(t.span_s)}",
                 title_justify="left")
     counted = any(k.counters for k in t.kernels)

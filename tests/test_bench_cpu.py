@@ -342,3 +342,16 @@ def test_simultaneous_window_counts_the_slowest_lane_not_rates_by_index():
     a, b = (1.0,) * 4, (1.25,) * 4
     total = 2 * 4 / sum(window_slots([a, b]))
     assert total < 1 / 1.0 + 1 / 1.25
+
+
+def test_the_gemm_check_reads_bf16_from_its_bits_and_the_rest_as_stored():
+    """The GEMM check's host half (compute.as_f64): bf16 kept as the top 16 bits of an
+    fp32, so 0x3f80 is 1.0 and 0xc040 is -3.0; fp16 read as stored."""
+    import numpy as np
+
+    from linkroof.microbench import compute
+
+    assert compute.as_f64(np.array([0x3F80, 0xC040, 0x0000], dtype=np.uint16), "bf16").tolist() == [1.0, -3.0, 0.0]
+    assert compute.as_f64(np.array([0.5, -2.0], dtype=np.float16), "fp16").tolist() == [0.5, -2.0]
+    assert compute.as_f64(np.array([0.1], dtype=np.float32), "fp32").dtype == np.float64
+    assert set(compute.KINDS) == set(compute.GEMM_DTYPES) == set(compute.TOLERANCE)

@@ -247,3 +247,39 @@ def test_compare_always_times_and_says_what_placing_needs(tmp_path, store_path, 
     plain = CliRunner().invoke(cli, ["compare", f"{user}:k", "--inputs", f"{user}:make_inputs", "--profile",
                                      "reference", "--no-timeline", "--no-counters", "--no-save"])
     assert plain.exit_code == 0 and "To place it" in plain.output
+
+
+def test_an_unplaced_call_keeps_its_reference_measured_and_shows_no_nan(tmp_path, store_path, monkeypatch):
+    """Issue 43, seen on the H200: with --reference and no workload, the reference was
+    timed and checked, then dropped from the text and the JSON; the share read 'nan%' and
+    the self-check called that a contradiction on every unplaced call."""
+    user = tmp_path / "pair.py"
+    user.write_text("import numpy as np\n"
+                    "def make_inputs():\n    return (np.arange(64, dtype=np.float32),)\n"
+                    "def k(a):\n    return a * 2\n"
+                    "def ref(a):\n    return a + a\n")
+    timers = []
+
+    def fake_timer(framework, gated=False):
+        t = FakeTimer(1.5e-3 if not timers else 4.5e-3)  # the candidate's timer first, then the reference's
+        timers.append(t)
+        return t
+
+    monkeypatch.setattr(C, "CudaTimer", fake_timer)
+    monkeypatch.setattr("linkroof.profiler.probe.probe", lambda replay=None, record=None: probe(replay="h200x2"))
+    args = ["compare", f"{user}:k", "--inputs", f"{user}:make_inputs", "--reference", f"{user}:ref", "--profile",
+            "reference", "--no-timeline", "--no-counters", "--no-save", "--gated"]
+    res = CliRunner().invoke(cli, args + ["--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc["reference"]["name"] == "ref" and doc["reference"]["median_s"] == 4.5e-3
+    assert doc["reference"]["function"].endswith(":ref")
+    [ref] = [p for p in doc["placements"] if p["workload"]["name"] == "ref (reference)"]
+    assert ref["measured_time_s"] == 4.5e-3 and ref["limiter"] == "unknown"
+    assert any("speedup over the reference: 3.00x" in n for n in doc["notes"])
+    assert not any("contradiction" in n for n in doc["notes"])
+    timers.clear()
+    text = CliRunner().invoke(cli, args, terminal_width=250)
+    assert text.exit_code == 0, text.output
+    assert "ref (reference)" in text.output and "4.50 ms" in text.output
+    assert "nan" not in text.output

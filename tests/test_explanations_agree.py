@@ -135,6 +135,16 @@ def test_a_bound_above_the_measured_time_unflagged():
     assert any("is above its measured" in f for f in K.check(placements=[dataclasses.replace(p, flags=())]))
 
 
+def test_a_share_with_nothing_to_bound_is_no_contradiction_but_a_limiter_without_one_is():
+    """Seen on the H200: every unplaced call (no workload, no counters) was reported as a
+    contradiction, its share being NaN: nothing to bound means no share and no limiter."""
+    ps, _ = kernel_placements("k", 2e-3, None, None, MODEL, bundled_profile(), reference=("ref", 3e-3))
+    assert [p.limiter for p in ps] == ["unknown", "unknown"] and K.check(placements=ps) == []
+    assert ps[1].workload.name == "ref (reference)" and ps[1].measured_time_s == 3e-3
+    limited = dataclasses.replace(ps[0], limiter="memory")
+    assert any("fraction of roofline is nan beside the limiter 'memory'" in f for f in K.check(placements=[limited]))
+
+
 def test_a_drift_without_evidence():
     bare = ClockState(state="drifting", samples=10, sm_mhz_first=1980, sm_mhz_last=1980, note="SM clock 1980 -> 1980")
     assert any("no evidence" in f for f in K.check(clock=bare))

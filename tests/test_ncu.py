@@ -60,6 +60,23 @@ def test_an_unknown_unit_is_refused_not_misread():
         ncu.parse_raw_csv(page, PLAIN)
 
 
+def test_sector_counts_are_read_as_counts():
+    """ncu 2025 on the H200 printed the atomic and reduction sector counts in the unit
+    'sector' (--print-units base); the whole page was refused over it (device run of
+    2026-12-05, tests/gpu/test_counters_gpu.py)."""
+    metrics, _ = ncu.wanted_metrics(None)
+    names = [m for _, m in sorted(metrics.items())]
+    head = '"ID","Kernel Name","' + '","'.join(names) + '"'
+    unit = {"l1tex__m_l1tex2xbar_write_sectors_mem_global_op_atom.sum": "sector",
+            "l1tex__m_l1tex2xbar_write_sectors_mem_global_op_red.sum": "sector"}
+    units = '"",""' + "".join(f',"{unit.get(n, "")}"' for n in names)
+    vals = {"l1tex__m_l1tex2xbar_write_sectors_mem_global_op_atom.sum": "540,672",
+            "l1tex__m_l1tex2xbar_write_sectors_mem_global_op_red.sum": "7"}
+    row = '"0","k"' + "".join(f',"{vals.get(n, "0")}"' for n in names)
+    [k] = ncu.parse_raw_csv("\n".join([head, units, row]), metrics)
+    assert k.values["atom_sectors"] == 540672 and k.values["red_sectors"] == 7
+
+
 def test_cuda_core_flops_are_two_fma_plus_add_plus_mul():
     head = '"ID","Kernel Name","' + '","'.join(m for _, m in sorted(ncu.wanted_metrics(None)[0].items())) + '"'
     metrics, _ = ncu.wanted_metrics(None)

@@ -262,16 +262,31 @@ def compare(ctx: click.Context, kernel: str, inputs: str, reference: str | None,
                                "kernel_counters": out.kernel_counts, "counters_note": out.counters_note,
                                "clock": to_dict(r.clock), "gated_clock": to_dict(r.gated_clock),
                                "sustained_times_s": r.sustained_times_s, "sustained_clock": to_dict(r.sustained_clock),
-                               "steady_note": r.steady_note, "host_verdict": _host_verdict(r)}, indent=1))
+                               "steady_note": r.steady_note, "host_verdict": _host_verdict(r),
+                               "reference": _reference_json(out.reference, reference)}, indent=1))
         return
     from ..render import decomposition_view, kernels_table, placements_table
 
     _console().print(placements_table(placements))
     if out.result.timeline is not None:
         _console().print(kernels_table(out.result.timeline))
+    if out.reference is not None and out.reference.timeline is not None:  # both sides measured alike
+        _console().print(kernels_table(out.reference.timeline, title=f"Reference {out.reference.name}"))
     _console().print(decomposition_view(placements))
     for note in out.notes + [out.result.checked]:
         click.echo(note)
+
+
+def _reference_json(r: Any, spec: str | None) -> dict[str, Any] | None:
+    """The reference as measured: its times, timeline, clock state and host verdict, as
+    the candidate's (None without --reference)."""
+    if r is None:
+        return None
+    from ..schema import to_dict
+
+    return {"function": spec, "name": r.name, "median_s": r.median_s, "times_s": r.times_s,
+            "host_s_per_call": r.host_s_per_call, "timeline": to_dict(r.timeline), "timeline_note": r.timeline_note,
+            "clock": to_dict(r.clock), "host_verdict": _host_verdict(r)}
 
 
 def _host_verdict(r: Any) -> str | None:

@@ -68,7 +68,7 @@ TENSOR_FLOPS_PER_OP = 1.0
 # ncu's units (2025.3 prints base time as "ns"), to bytes, seconds and counts
 UNITS = {"": 1.0, "byte": 1.0, "kbyte": 1e3, "mbyte": 1e6, "gbyte": 1e9, "tbyte": 1e12,
          "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3,
-         "second": 1.0, "inst": 1.0, "cycle": 1.0}
+         "second": 1.0, "inst": 1.0, "cycle": 1.0, "sector": 1.0, "request": 1.0}  # --print-units base: counts are counts
 TIMEOUT_S = 900
 
 

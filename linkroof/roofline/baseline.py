@@ -146,11 +146,16 @@ def kernel_placements(name: str, median_s: float, counted_link_bytes: float | No
         measured = Placement(workload=wl, measured_time_s=median_s, bound_time_s=0.0, limiter="unknown",
                              ceilings_kind="measured", flags=("nothing to bound: the workload gives no FLOPs or bytes",),
                              clock=clock)
-        if timeline is None:
-            return [measured], notes
         from .cost import with_timeline
 
-        return [with_timeline(measured, timeline)], notes
+        out = [measured if timeline is None else with_timeline(measured, timeline)]
+        if reference is not None:  # unplaced too, the reference is measured and explained as the call is
+            ref_name, ref_s = reference
+            ref = Placement(workload=Workload(name=f"{ref_name} (reference)"), measured_time_s=ref_s, bound_time_s=0.0,
+                            limiter="unknown", ceilings_kind="measured", flags=measured.flags, clock=reference_clock)
+            out.append(ref if reference_timeline is None else with_timeline(ref, reference_timeline))
+            notes.append(f"speedup over the reference: {ref_s / median_s:.2f}x")
+        return out, notes
     spec, spec_notes = place_spec(wl, median_s, model)
     out = [measured] + spec
     notes += spec_notes

@@ -98,8 +98,8 @@ def check_placements(placements: Iterable[Any]) -> list[str]:
             out.append(f"bounds: {p.workload.name}'s bound {p.bound_time_s * 1e6:.1f} us is above its measured "
                        f"{p.measured_time_s * 1e6:.1f} us and nothing says so")
         frac = p.fraction_of_roofline
-        if frac != frac or frac < 0:
-            out.append(f"shares: {p.workload.name}'s fraction of roofline is {frac}")
+        if frac < 0 or (frac != frac and p.limiter != "unknown"):  # NaN: nothing to bound, so no limiter either
+            out.append(f"shares: {p.workload.name}'s fraction of roofline is {frac} beside the limiter {p.limiter!r}")
     return out
 
 

@@ -5,6 +5,7 @@ figures do not move when Python is slowed down."""
 
 import time
 
+import numpy as np
 import pytest
 
 from gpuinfo import needs_two
@@ -72,6 +73,52 @@ def test_compute():
     assert 0.6 * REF["gemm_fp16"] < m.flop_rate <= 989.5e12  # 4096^3 reaches less than 8192^3; the spec's dense
     m = compute.fma_peak(0, reps=3)
     assert CLOSE * REF["fma_fp32"] < m.flop_rate <= 67e12
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16", "tf32", "fp32", "fp64"])
+def test_every_gemm_data_type_runs_and_verifies(dtype):
+    cupy_or_skip()
+    from linkroof.microbench import compute
+
+    m = compute.gemm(0, dtype, n=1024, reps=2, warmup=1)
+    assert m.verified, m.verification
+    assert "relative error" in m.verification and "normal inputs" in m.verification
+
+
+def test_gemm_inputs_follow_the_asked_distribution():
+    """fill_random (linkroof.cu) in place of CuPy's generators: uniform in [0, 1) with mean
+    1/2, standard normal with mean 0 and deviation 1, bf16 the fp32's top 16 bits, and the
+    two matrices of a pair different."""
+    cupy = cupy_or_skip()
+    from linkroof.microbench import compute
+
+    n = 1024
+    with cupy.cuda.Device(0):
+        u32 = [x.get() for x in compute._inputs(n, "fp32", 5, "uniform")]
+        assert 0.0 <= u32[0].min() and u32[0].max() < 1.0 and abs(u32[0].mean() - 0.5) < 0.01
+        assert abs(u32[0].var() - 1 / 12) < 0.003 and not (u32[0] == u32[1]).all()
+        assert (u32[0] == 0).mean() < 1e-3
+        bf = [x.get() for x in compute._inputs(n, "bf16", 5, "uniform")]
+        assert (bf[0] == (u32[0].view(np.uint32) >> 16).astype(np.uint16)).all()
+        h = compute._inputs(n, "fp16", 5, "uniform")[0].get()
+        assert np.allclose(h.astype(np.float32), u32[0], rtol=1e-3, atol=1e-4)
+        d = compute._inputs(n, "fp64", 5, "uniform")[0].get()
+        assert (d == u32[0].astype(np.float64)).all()
+        g = compute._inputs(n, "fp32", 5, "normal")[0].get().astype(np.float64)
+        assert abs(g.mean()) < 0.01 and abs(g.std() - 1.0) < 0.01 and np.isfinite(g).all()
+        assert 0.30 < (np.abs(g) > 1.0).mean() < 0.335  # 31.7 % of a normal lies beyond one deviation
+
+
+def test_the_read_checks_xor_is_every_words_xor():
+    cupy = cupy_or_skip()
+    from linkroof.microbench.local import _xor_all
+
+    rng = np.random.default_rng(3)
+    host = rng.integers(0, 2 ** 32, size=(1 << 20) + 7, dtype=np.uint32)  # not a multiple of any block
+    with cupy.cuda.Device(0):
+        dev = cupy.asarray(host)
+        assert _xor_all(0, dev.data.ptr, host.size) == int(np.bitwise_xor.reduce(host))
+        assert _xor_all(0, dev.data.ptr, host.size - 1) == int(np.bitwise_xor.reduce(host[:-1]))
 
 
 def test_latency_single_gpu():

@@ -36,6 +36,50 @@ extern "C" __global__ void check_pattern(const u32* p, u64 n_words, u32 seed, u6
     }
 }
 
+// The XOR of n words, word by word (the read-only kernel's check, by another path than
+// its 16-byte loads): each warp's XOR, then one atomicXor per warp into *out (zeroed).
+extern "C" __global__ void xor_words(const u32* __restrict__ p, u64 n_words, u32* out) {
+    u32 x = 0;
+    for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n_words; i += (u64)gridDim.x * blockDim.x)
+        x ^= p[i];
+    for (int o = 16; o > 0; o >>= 1) x ^= __shfl_xor_sync(0xffffffffu, x, o);
+    if ((threadIdx.x & 31) == 0) atomicXor(out, x);
+}
+
+// GEMM inputs: element i of a seeded stream, uniform in [0, 1) (24 bits) or standard
+// normal (Box-Muller), stored as kind 0 fp16 (round to nearest), 1 bf16 (the fp32's top
+// 16 bits, truncated), 2 fp32, 3 fp64. One kernel in this module instead of CuPy's
+// random generators and casts, each a compile of its own on a user's first run.
+__device__ __forceinline__ u64 mix64(u64 z) {
+    z += 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+extern "C" __global__ void fill_random(void* out, u64 n, u64 seed, int kind, int normal) {
+    for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {
+        u64 h = mix64(mix64(seed) ^ i);
+        float u = (float)(h >> 40) * (1.0f / 16777216.0f);
+        float v = u;
+        if (normal) {
+            float u1 = (float)((h & 0xffffffull) + 1ull) * (1.0f / 16777216.0f);  // (0, 1]
+            v = sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u);
+        }
+        if (kind == 0) {
+            unsigned short b;
+            asm("cvt.rn.f16.f32 %0, %1;" : "=h"(b) : "f"(v));
+            ((unsigned short*)out)[i] = b;
+        } else if (kind == 1) {
+            ((unsigned short*)out)[i] = (unsigned short)(__float_as_uint(v) >> 16);
+        } else if (kind == 2) {
+            ((float*)out)[i] = v;
+        } else {
+            ((double*)out)[i] = (double)v;
+        }
+    }
+}
+
 // ------------------------------------------------------------------ gating
 
 // Holds a stream until the host sets *flag (host-mapped pinned memory), so that every
