@@ -108,6 +108,20 @@ def test_the_counted_limiter(name):
         assert k.kernel_class == want and dict(t.class_s).get(want, 0) > 0  # the table and the decomposition agree
 
 
+@pytest.mark.parametrize("name", sorted(n for n in ANSWERS if ANSWERS[n].get("atomics")))
+def test_atomics_are_named_from_ncus_real_counts(name):
+    """ncu's L2 atomic and reduction sectors as counted on the H200 (2026-12-04): the 17.3 M
+    atomicAdds onto 4 addresses are named contended atomics; the same spread over 1 Mi
+    addresses are not. A counted kernel no roof limits says so, never 'no counters'."""
+    t, ps, per = analysed(name, counted=True)
+    [c] = per.values()
+    assert c["atom_sectors"] + c["red_sectors"] > 1e6  # the atomicAdds counted (as reductions: no return value used)
+    why = T.why_text(c)
+    assert why.startswith("contended atomics") == (ANSWERS[name].get("limiter") == "atomics"), why  # the key's "held by"
+    [k] = [k for k in t.kernels if k.kind == "kernel"]
+    assert "no counters" not in k.class_basis and k.why == why
+
+
 def test_a_pageable_copy_is_named_and_a_pinned_one_is_not():
     for name in ("h2d_pageable", "h2d_pinned", "priority_copies"):
         t, _, _ = analysed(name)

@@ -294,6 +294,9 @@ def kernel_group_placements(call: str, timeline: Any, per_name: dict[str, dict[s
             out.append(p)
             if p.limiter in ("compute", "memory") and cls not in ("communication", "transfer"):
                 cls, basis = p.limiter, "from ncu's counters against the measured ceilings (measured)"
+            elif cls == "other":  # counted, and no roof limits it: said so, never "no counters"
+                basis = (f"counted by ncu: no roof limits it (limiter {p.limiter}: waiting, latency or "
+                         "contention; the why says which) (measured)")
         why = why_text(counts)
         if p is not None and why:
             out[-1] = dataclasses.replace(p, flags=p.flags + (f"why: {why}",))
