@@ -786,3 +786,38 @@ def test_the_read_after_copies_table():
         assert sorted(got + said) == sorted(w + [x for x in said if x not in w]), cells[0]
         assert all(v in got + said for v in w), (cells[0], w)
     assert all(sum(r["throttled_ms"].values()) == 0 for r in steps.values())
+
+
+def test_issue_43_device_checks():
+    """The first run's walls, the zoo's timed figures and the atomic counts of issue 43's
+    device runs (2026-12-04-verify43), as RESULTS.md quotes them."""
+    import gzip
+
+    d = DATA / "2026-12-04-verify43"
+
+    def walls(name):
+        text = gzip.open(d / name, "rt").read()
+        return [int(x) / 1000 for x in re.findall(r"^wall (\d+) ms", text, re.M)]
+
+    rows = table_after("| Run | Before (`run1_first_run_before.log.gz`)")
+    before, after = walls("run1_first_run_before.log.gz"), walls("run4_first_run_after.log.gz")
+    assert [numbers(r[1])[-1] for r in rows] == before and [numbers(r[2])[-1] for r in rows] == after
+    assert max(after[:2]) < 10 < min(before[:2])
+    lines = {x["program"]: x for x in map(json.loads, gzip.open(d / "run2_zoo_time.jsonl.gz", "rt"))}
+    for cells in table_after("| Program | compare | compare, other state |"):
+        x = lines[cells[0]]
+        assert numbers(cells[1])[0] == round(x["median_s"] * 1e6, 1), cells[0]
+        other = (x.get("steady") or {}).get("median_s") or x.get("warm_median_s")
+        if other:
+            assert numbers(cells[2])[0] == round(other * 1e6, 1), cells[0]
+        assert numbers(cells[3])[0] == round(x["torch_benchmark"]["median_s"] * 1e6, 1), cells[0]
+    g = lines["gemm_capped"]
+    assert f"steady {100 * (g['steady']['median_s'] / g['torch_benchmark']['median_s'] - 1):.1f} %" in RESULTS
+    counted = {x["program"]: x["timeline"]["kernels"][0]["counters"]
+               for x in map(json.loads, gzip.open(d / "run3_zoo_counters.jsonl.gz", "rt"))}
+    c = counted["atomics_contended"]
+    assert f"{c['red_sectors']:,.0f} reduction sectors in {c['gpu_time_s'] * 1e3:.2f} ms" in RESULTS
+    assert f"({c['red_sectors'] / c['gpu_time_s'] / 1e9:.1f} G/s)" in RESULTS
+    assert f"{counted['atomics_spread']['red_sectors']:,.0f} in {counted['atomics_spread']['gpu_time_s'] * 1e6:.1f} us" \
+        in RESULTS
+    assert f"L2 hit rate of {counted['spin']['why:l2_hit_pct']} %" in RESULTS
