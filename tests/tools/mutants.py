@@ -546,6 +546,20 @@ MUTATIONS = [
     ("the warm figure timed with the sets rotated", "linkroof/profiler/compare.py",
      "warm_times = timer.time_calls(lambda i: call(fn, sets[0]), reps, min_batch_s=MIN_BATCH_S)",
      "warm_times = timer.time_calls(lambda i: call(fn, sets[i % len(sets)]), reps, min_batch_s=MIN_BATCH_S)"),
+    ("checker: a NaN share always a contradiction", "linkroof/roofline/contradictions.py",
+     'if frac < 0 or (frac != frac and p.limiter != "unknown"):', "if frac < 0 or frac != frac:"),
+    ("checker: a NaN share beside a limiter passes", "linkroof/roofline/contradictions.py",
+     'if frac < 0 or (frac != frac and p.limiter != "unknown"):', "if frac < 0:"),
+    ("an unplaced call drops its reference", "linkroof/roofline/baseline.py",
+     "        if reference is not None:  # unplaced too,", "        if False:  # unplaced too,"),
+    ("a NaN share printed", "linkroof/render.py",
+     'f"{p.fraction_of_roofline:.1%}" if p.bound_time_s else "-"', 'f"{p.fraction_of_roofline:.1%}"'),
+    ("a counted kernel no roof limits said uncounted", "linkroof/roofline/baseline.py",
+     '            elif cls == "other":  # counted, and no roof limits it', '            elif False:'),
+    ("bf16 read without its shift", "linkroof/microbench/compute.py",
+     "return (x.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)",
+     "return x.astype(np.float64)"),
+    ("sector counts refused", "linkroof/profiler/ncu.py", ', "sector": 1.0, "request": 1.0}', "}"),
 ]
 
 
