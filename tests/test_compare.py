@@ -283,3 +283,22 @@ def test_an_unplaced_call_keeps_its_reference_measured_and_shows_no_nan(tmp_path
     assert text.exit_code == 0, text.output
     assert "ref (reference)" in text.output and "4.50 ms" in text.output
     assert "nan" not in text.output
+
+
+def test_compare_runs_the_self_check_on_its_own_sentences(tmp_path, store_path, monkeypatch):
+    """A planted contradiction in compare's text (an L2 hit rate of 333 %) is reported by
+    the self-check; the same run without it reports none."""
+    user = tmp_path / "one.py"
+    user.write_text("import numpy as np\n"
+                    "def make_inputs():\n    return (np.arange(64, dtype=np.float32),)\n"
+                    "def k(a):\n    return a * 2\n")
+    monkeypatch.setattr(C, "CudaTimer", lambda framework, gated=False: FakeTimer(1.5e-3))
+    monkeypatch.setattr("linkroof.profiler.probe.probe", lambda replay=None, record=None: probe(replay="h200x2"))
+    args = ["compare", f"{user}:k", "--inputs", f"{user}:make_inputs", "--profile", "reference", "--no-timeline",
+            "--no-counters", "--no-save", "--json"]
+    clean = json.loads(CliRunner().invoke(cli, args).stdout)
+    assert not any("self-check" in n for n in clean["notes"])
+    real = C.timing_notes
+    monkeypatch.setattr(C, "timing_notes", lambda *a, **k: real(*a, **k) + ["served from L2 (333% hits) (ncu)"])
+    planted = json.loads(CliRunner().invoke(cli, args).stdout)
+    assert any("self-check found a contradiction" in n and "333%" in n for n in planted["notes"])

@@ -112,7 +112,9 @@ def test_a_saving_above_its_time_on_the_path_or_a_reason_longer_than_the_span():
                                        ("SM pipelines 101% busy", True),
                                        ("served from L2 (99% hits), DRAM 2% of its peak", False),
                                        ("the calls slowed +150.0% from the first batches", False),
-                                       ("1.44x slower, 48.5 ms against 33.7 ms", False)])
+                                       ("1.44x slower, 48.5 ms against 33.7 ms", False),
+                                       ("Fraction of roofline nan%", True), ("bound nan us", True),
+                                       ("speedup nanx", True), ("financial, nanosecond, Nano", False)])
 def test_a_share_over_100_percent(text, bad):
     assert bool(K.check_text(text)) is bad
 
@@ -152,6 +154,17 @@ def test_a_drift_without_evidence():
     fell = dataclasses.replace(bare, sm_mhz_last=1600)
     assert K.check(clock=capped) == [] and K.check(clock=fell) == []
     assert K.check(clock=dataclasses.replace(bare, state="burst")) == []
+
+
+def test_score_feedback_says_its_own_contradiction():
+    """The checker runs on score feedback too: a row whose facts print a share over 100 %
+    carries the self-check's mark; a sound row does not."""
+    from linkroof.scoring.score import feedback
+
+    row = {"correct": True, "peak_fraction": 0.62, "limiter": "memory", "why": "served from L2 (99% hits) (ncu)"}
+    assert "self-check" not in feedback(row)
+    bad = feedback({**row, "why": "served from L2 (333% hits) (ncu)"})
+    assert "[self-check: 1 contradiction(s) in this feedback" in bad and "333% hits" in bad
 
 
 def test_score_feedback_never_calls_other_a_class():

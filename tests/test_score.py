@@ -169,6 +169,9 @@ def test_a_candidate_faster_than_the_bound_is_flagged_and_one_without_kernels_sa
     assert row["floor_s"] == pytest.approx((1 << 28) / 4.8e12, rel=0.01) and "spec ceilings" in row["floor_basis"]
     assert row["speedup"] is None and row["suspect"]["measured_speedup"] == pytest.approx(65.6 / 2.9)
     assert row["feedback"].startswith("SUSPECT, not ranked: measured 2.90 us, under the physical floor of 55.9")
+    # a time under its bound is a ratio, never a share over 100 % (the checker's rule)
+    assert f"{row['peak_fraction']:.1f}x faster than the roofline allows (memory-bound)" in row["feedback"]
+    assert "self-check" not in row["feedback"]
     assert list(row)[:3] == ["candidate", "peak_fraction", "peak_fraction_of_cost_bound"]
 
 

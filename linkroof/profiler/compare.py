@@ -675,8 +675,10 @@ def _run_compare(kernel: str, inputs: str, reference: str | None, workload_path:
     notes = timing_notes(result, framework, gated) + ([counters_note] if counters_note else []) + count_notes + notes
     from ..roofline.contradictions import check as contradictions
 
+    said = notes + [f for p in placements for f in p.flags] + \
+        [k.why for k in getattr(result.timeline, "kernels", None) or () if getattr(k, "why", "")]
     notes += [f"self-check found a contradiction (a linkroof bug; please report it): {x}"
-              for x in contradictions(result.timeline, placements, result.clock)]
+              for x in contradictions(result.timeline, placements, result.clock, texts=said)]
     return CompareReport(rank=0, result=result, reference=ref_result, placements=placements, notes=notes,
                          profile=prof, topology=topology, ranks=ctx.world, kernel_counts=per_name,
                          counters_note=counters_note, counters_log=counters_log)

@@ -37,9 +37,16 @@ _UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
 EVIDENCE = ("measured on the GPU", "NVML reporting", "the power rising", "as the SM clock went from")
 
 
+# a figure printed as NaN: "nan%", "nan us", "nanx" (a share or time with nothing behind it)
+NAN_FIGURE = re.compile(r"(?<![A-Za-z_])nan(?:\s?%|\s(?:ns|us|µs|ms|s|GB/s|B/s)\b|x\b)", re.IGNORECASE)
+
+
 def check_text(text: str, where: str = "text") -> list[str]:
-    """Shares shown as percentages outside [0, 100]."""
+    """Shares shown as percentages outside [0, 100], and figures printed as NaN."""
     out = []
+    for m in NAN_FIGURE.finditer(text or ""):
+        lo = max(0, m.start() - 40)
+        out.append(f"{where}: a figure printed as NaN: ...{text[lo:m.end() + 20]}...")
     for m in SHARE.finditer(text or ""):
         v = float(m.group(1))
         if v > 100.0:

@@ -560,6 +560,16 @@ MUTATIONS = [
      "return (x.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)",
      "return x.astype(np.float64)"),
     ("sector counts refused", "linkroof/profiler/ncu.py", ', "sector": 1.0, "request": 1.0}', "}"),
+    ("checker: NaN figures unchecked", "linkroof/roofline/contradictions.py",
+     'for m in NAN_FIGURE.finditer(text or ""):', "for m in []:"),
+    ("score feedback unchecked", "linkroof/scoring/score.py", 'found = check_text("; ".join(parts), "feedback")',
+     "found = []"),
+    ("compare checks none of its sentences", "linkroof/profiler/compare.py",
+     "contradictions(result.timeline, placements, result.clock, texts=said)",
+     "contradictions(result.timeline, placements, result.clock)"),
+    ("a time under its bound given as a share", "linkroof/scoring/score.py",
+     'if row.get("peak_fraction") is not None and row["peak_fraction"] > 1:',
+     'if row.get("peak_fraction") is not None and row["peak_fraction"] > 100:'),
 ]
 
 
