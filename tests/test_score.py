@@ -309,3 +309,24 @@ def test_every_row_carries_its_clock_state_and_the_references():
     assert "clock: drifting, SM 1755 MHz (the reference's: burst, SM 1980 MHz)" in by["good__drift"]["feedback"]
     assert by["good__noclock"]["clock"]["state"] == "unknown"
     assert "clock: unknown (the harness sent no clock state)" in by["good__noclock"]["feedback"]
+
+
+def test_inputs_of_no_arguments_are_the_same_for_every_process_of_a_trial(tmp_path):
+    """Seen on the H200: the zoo's inputs take no arguments and draw unseeded random
+    tensors, so the reference's process and each candidate's drew different inputs and
+    every candidate of three correct pairs read 'wrong'. The child now seeds the global
+    generators from the trial and rank before calling such a function."""
+    import random
+
+    from linkroof.scoring.child import make_inputs_factory
+
+    mod = tmp_path / "noarg_inputs.py"
+    mod.write_text("import random\nimport numpy as np\n"
+                   "def make():\n    return np.random.rand(8), random.random()\n")
+    made = make_inputs_factory(f"{mod}:make", 0, (1, 1), "float32")
+    a, b = made(0, 1, 12345), made(0, 1, 12345)  # two processes of one trial: the same inputs
+    assert (a[0] == b[0]).all() and a[1] == b[1]
+    other_trial, other_rank = made(0, 1, 12346), made(1, 2, 12345)
+    assert not (a[0] == other_trial[0]).all() and not (a[0] == other_rank[0]).all()
+    random.seed()  # the test leaves the process's generators unseeded again
+    __import__("numpy").random.seed()

@@ -299,8 +299,10 @@ def _host_verdict(r: Any) -> str | None:
 @click.argument("reference", metavar="REFERENCE")
 @click.argument("candidates", nargs=-1, required=True, metavar="CANDIDATE...")
 @click.option("--inputs", required=True, metavar="MODULE:FUNCTION|pkb:ROOT", help="Returns the arguments for "
-              "(rank, world_size, trial); pkb:ROOT uses ParallelKernelBench's own create_input_tensor from its "
-              "checkout at ROOT (the problem id from the file name).")
+              "(rank, world_size, trial), or takes no arguments (Python's, NumPy's, torch's and CuPy's generators are then "
+              "seeded from the trial and rank first: the same inputs for the reference and every candidate); "
+              "pkb:ROOT uses ParallelKernelBench's own create_input_tensor from its checkout at ROOT (the problem "
+              "id from the file name).")
 @click.option("--ranks", type=click.IntRange(1, 64), default=1, show_default=True, help="Ranks (GPUs) per run; "
               "several run under torchrun, every rank checked, the slowest timed.")
 @click.option("--protocol", type=click.Choice(["linkroof", "pkb"]), default="linkroof", show_default=True,

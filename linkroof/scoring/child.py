@@ -83,7 +83,41 @@ def make_inputs_factory(spec: str, problem_id: int, shape: tuple[int, int], dtyp
         takes = 3
     if takes >= 3:
         return lambda rank, world, trial: tuple(_as_tuple(f(rank, world, trial)))
-    return lambda rank, world, trial: tuple(_as_tuple(f()))
+
+    def seeded(rank: int, world: int, trial: int) -> tuple:
+        # a function of no arguments (as compare takes) draws from the global generators:
+        # seeded from the trial and rank first, the reference and every candidate get the
+        # same inputs (unseeded, each process drew its own and every candidate read wrong)
+        seed_generators(int(trial) * 1_000_003 + rank)
+        return tuple(_as_tuple(f()))
+
+    return seeded
+
+
+def seed_generators(seed: int) -> None:
+    """Python's, NumPy's, torch's (every GPU) and CuPy's global random generators seeded,
+    each where it is importable."""
+    import random
+
+    seed %= 2 ** 32
+    random.seed(seed)
+    try:
+        import numpy as np
+
+        np.random.seed(seed)
+    except ImportError:
+        pass
+    try:
+        import torch
+
+        torch.manual_seed(seed)  # the CPU's and every CUDA device's
+    except ImportError:
+        pass
+    if "cupy" in sys.modules:  # imported by the inputs' module: seeded; never imported here for nothing
+        try:
+            sys.modules["cupy"].random.seed(seed)
+        except Exception:  # noqa: BLE001 - no GPU: nothing of CuPy's to seed
+            pass
 
 
 def _as_tuple(x: Any) -> tuple:
