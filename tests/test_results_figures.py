@@ -821,3 +821,27 @@ def test_issue_43_device_checks():
     assert f"{counted['atomics_spread']['red_sectors']:,.0f} in {counted['atomics_spread']['gpu_time_s'] * 1e6:.1f} us" \
         in RESULTS
     assert f"L2 hit rate of {counted['spin']['why:l2_hit_pct']} %" in RESULTS
+
+
+def test_issue_43_whole_zoo_self_check_and_timing():
+    import gzip
+
+    d = DATA / "2026-12-04-verify43"
+    text = gzip.open(d / "run5_selfcheck.txt.gz", "rt").read()
+    assert "59 zoo programs; 0 self-check line(s) in all" in text and "**0 self-check lines**" in RESULTS
+    lines = [json.loads(x) for x in gzip.open(d / "run5_zoo_time.jsonl.gz", "rt")]
+    near = [x for x in lines if abs((x.get("warm_median_s") or x["median_s"]) / x["torch_benchmark"]["median_s"] - 1)
+            <= 0.03]
+    [[_, n, within], [_, n_steady, steady]] = table_after("| Group | Programs | Within 3 % |")
+    assert int(n) == len(lines) == 59 and int(within) == len(near)
+    ratios = [100 * (x["steady"]["median_s"] / x["torch_benchmark"]["median_s"] - 1) for x in lines if "steady" in x]
+    assert int(n_steady) == len(ratios) and numbers(steady)[1:] == [round(r, 1) for r in ratios]
+    by = {x["program"]: x for x in lines}
+    for name in ("conv2d", "two_gemms_two_streams", "gemm_tf32"):
+        x = by[name]
+        r = 100 * (x["median_s"] / x["torch_benchmark"]["median_s"] - 1)
+        assert f"{name} {r:.1f} %" in RESULTS.replace("\n", " ")
+    rows = [json.loads(r) for f in ("run6_score_triton_softmax.json.gz", "run6_score_scale_by_max.json.gz")
+            for r in gzip.open(d / f, "rt").read().splitlines() if r.strip()]
+    assert all(r["correct"] for r in rows)
+    assert [f"{r['speedup']:.2f}x" for r in rows] == ["3.17x", "2.26x"]
