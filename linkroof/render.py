@@ -15,7 +15,7 @@ from .units import format_bytes, format_flops, format_rate, format_size, format_
 
 
 # Columns that name a thing (a GPU, a bus id, a profile id): never cut in a narrow terminal
-IDENTIFYING = {"GPU": 3, "Bus ID": 16, "ID": 22, "Name": 11}
+IDENTIFYING = {"GPU": 3, "Bus ID": 16, "ID": 22, "Name": 11, "Kind": 10}
 
 
 def clean(text: Any) -> str:
@@ -175,14 +175,14 @@ def topology_view(topo: Topology) -> Group:
 
 def profiles_table(rows: list[dict[str, Any]]) -> Table:
     t = Table(title="Profiles in the store", title_justify="left")
-    for col in ("ID", "Created", "Host", "GPUs", "Measurements", "Label"):
+    for col in ("ID", "Kind", "Created", "Host", "GPUs", "Measurements", "Label"):
         t.add_column(col, no_wrap=col in IDENTIFYING, min_width=IDENTIFYING.get(col), overflow="fold")
     for r in rows:
         label = Text(clean(r["label"]))
         if r.get("damaged"):
             label = Text.assemble(("DAMAGED ", "bold red"), (clean(r["damaged"])[:120], "red"), " ", label)
-        t.add_row(*(Text(clean(r[k])) for k in ("id", "created_at", "hostname", "gpus")), str(r["measurements"]),
-                  label)
+        t.add_row(Text(clean(r["id"])), r.get("kind", ""), *(Text(clean(r[k])) for k in ("created_at", "hostname", "gpus")),
+                  str(r["measurements"]), label)
     return t
 
 

@@ -620,6 +620,21 @@ class Placement:
         return tuple(out)
 
 
+PROFILE_KINDS = ("measured", "imported", "placements", "reference")
+
+
+def kind_of(label: str, measurements: int) -> str:
+    """What a stored profile holds, from its index row (label, measurement count):
+    'reference' (linkroof's bundled one, labelled "reference:"), 'imported' (another
+    tool's figures, saved by `linkroof import` with an "import:" label), 'placements'
+    (no measurements: what compare or trace saved), else 'measured' (linkroof's own)."""
+    if label.startswith("reference:"):
+        return "reference"
+    if label.startswith("import:"):
+        return "imported"
+    return "measured" if measurements else "placements"
+
+
 @dataclass(frozen=True)
 class Profile:
     id: str
@@ -639,6 +654,23 @@ class Profile:
     @property
     def hostnames(self) -> tuple[str, ...]:
         return tuple(t.host.hostname for t in self.topologies)
+
+    @property
+    def kind(self) -> str:
+        return kind_of(self.label, len(self.measurements))
+
+    @property
+    def kind_words(self) -> str:
+        """Its provenance in a few words, for every view and export."""
+        k = self.kind
+        if k == "imported":
+            tools = sorted({m.source for m in self.measurements if m.source != "linkroof"}) or ["another tool"]
+            return f"{', '.join(tools)} figures imported {self.created_at[:10]} (linkroof import; not measured by linkroof)"
+        if k == "placements":
+            return f"placements saved {self.created_at[:10]} (no measurements)"
+        if k == "reference":
+            return f"linkroof's bundled reference, measured {self.created_at[:10]} on another machine"
+        return f"measured by linkroof {self.created_at[:10]}"
 
     def rows(self) -> list[dict[str, Any]]:
         """One flat row per measurement: the spec (parameters as `param.<name>`), the

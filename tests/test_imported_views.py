@@ -41,13 +41,19 @@ def test_every_command_works_on_an_import(tmp_path, name):
         return res
 
     assert pid in ok("runs", "show", pid).stdout
-    ok("report", "--out", str(tmp_path / "r.html"))  # the newest profile: this import
+    # an import is used only when named: by default the commands take the newest profile
+    # linkroof measured, here none, so the bundled reference, and say so (issue 45)
+    plain = ok("roofline", "--json")
+    assert json.loads(plain.stdout)["profile"] != pid and "an imported one is used only when named" in plain.stderr
+    listed = json.loads(ok("runs", "list", "--json").stdout)["profiles"]
+    assert [r["kind"] for r in listed] == ["imported"]
+    ok("report", "--out", str(tmp_path / "r.html"), "--profile", pid)
     assert (tmp_path / "r.html").stat().st_size > 100_000
-    roofs = json.loads(ok("roofline", "--json").stdout)["roofs"]
+    roofs = json.loads(ok("roofline", "--json", "--profile", pid).stdout)["roofs"]
     if tool_of(name) == "nccl-tests":
         coll = {"nt_allgather.txt": "all_gather", "nt_alltoall.txt": "all_to_all",
                 "nt_sendrecv.txt": "sendrecv"}.get(name, "all_reduce")
-        advice = json.loads(ok("advise", "--size", "1M", "--pattern", coll, "--json").stdout)
+        advice = json.loads(ok("advise", "--size", "1M", "--pattern", coll, "--json", "--profile", pid).stdout)
         assert advice["fastest"] == "nccl fp32"
         assert any(r["resource"] == "link:nvlink" and r["mechanism"] == "nccl" and "nccl-tests" in r["basis"]
                    for r in roofs)

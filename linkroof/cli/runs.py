@@ -21,9 +21,13 @@ def runs_list(ctx: click.Context, as_json: bool, limit: int, page: int) -> None:
     """List saved profiles, newest first."""
     import json
 
+    from ..profiler.session import kind_of
+
     with _store(ctx) as store:
         rows = store.list(limit=limit, offset=(page - 1) * limit)
         total = store.count()
+    for r in rows:  # measured, imported, placements or reference: which one the commands take by default
+        r["kind"] = kind_of(r["label"] or "", r["measurements"] or 0)
     if as_json:
         _echo_json(json.dumps({"total": total, "page": page, "profiles": rows}, indent=1))
         return

@@ -109,14 +109,29 @@ class Data:
         return Store(self.store_path)
 
     def choices(self) -> list[dict[str, str]]:
-        out = []
-        if self.pinned is not None:
-            out.append({"label": f"{self.pinned.id} {self.pinned.label}", "value": self.pinned.id})
+        """The profile menu, the one shown first at the top: the pinned profile, else the
+        newest measured by linkroof, else the bundled reference; an import or saved
+        placements only when chosen. Each entry names its kind."""
+        from ..profiler.session import kind_of
+
         with self.store() as s:
-            out += [{"label": f"{r['id']} {r['hostname']} {r['label']}", "value": r["id"]} for r in s.list(limit=50)
-                    if self.pinned is None or r["id"] != self.pinned.id]
-        out.append({"label": f"{self.reference.id} bundled reference (2xH200)", "value": "reference"})
-        return out
+            rows = [r for r in s.list(limit=50) if self.pinned is None or r["id"] != self.pinned.id]
+        stored = [{"label": f"{r['id']} [{kind_of(r['label'] or '', r['measurements'] or 0)}] {r['hostname']} "
+                            f"{r['label']}", "value": r["id"],
+                   "measured": kind_of(r["label"] or "", r["measurements"] or 0) == "measured" and not r["damaged"]}
+                  for r in rows]
+        ref = {"label": f"{self.reference.id} [reference] bundled 2xH200", "value": "reference", "measured": False}
+        first = [c for c in stored if c["measured"]][:1]
+        out = [c for c in stored if c not in first] + [ref]
+        if self.pinned is not None:
+            from ..profiler.session import profile_kind
+
+            first = [{"label": f"{self.pinned.id} [{profile_kind(self.pinned)}] {self.pinned.label}",
+                      "value": self.pinned.id}]
+            out = [c for c in stored] + [ref]
+        elif not first:
+            first, out = [ref], stored
+        return [{"label": c["label"], "value": c["value"]} for c in first + out]
 
     def get(self, pid: Any) -> Profile:
         """The pinned profile when none or its id is asked for; else a profile the store

@@ -8,9 +8,10 @@ import dataclasses
 import datetime as _dt
 import secrets
 from collections.abc import Sequence
+from typing import Any
 
 from ..errors import NoGpuError
-from ..schema import Environment, Measurement, Profile, Skipped, Topology, Workload
+from ..schema import Environment, Measurement, Profile, Skipped, Topology, Workload, kind_of
 from .environment import collect_environment
 from .recording import live_source
 from .probe import probe_source
@@ -50,6 +51,15 @@ def is_reference(profile: Profile) -> bool:
     if not _REFERENCE_IDS:
         bundled_profile()
     return profile.id in _REFERENCE_IDS or profile.topology.source.startswith("bundled reference")
+
+
+def profile_kind(profile: Profile) -> str:
+    """Profile.kind, the bundled reference also known by its id."""
+    return "reference" if is_reference(profile) else profile.kind
+
+
+def kind_words(profile: Profile) -> str:
+    return profile.kind_words
 
 
 def provenance(profile: Profile, here: Topology | None) -> str | None:
@@ -138,10 +148,31 @@ def resolve_profile(which: str | None, store_path: str | None = None,
     with Store(store_path) as store:
         if which:
             return store.get(which), None
-        latest = store.latest()
-    if latest is None or not latest.measurements:
-        return bundled_profile(), f"No measured profile in the store; using the bundled {REFERENCE} reference."
-    return latest, None
+        latest, held = newest_measured(store)
+    if latest is None:
+        kinds = ", ".join(f"{n} {k}" for k, n in sorted(held.items()))
+        return bundled_profile(), (f"No profile measured by linkroof in the store{f' (it holds {kinds})' if kinds else ''}"
+                                   f"; using the bundled {REFERENCE} reference (an imported one is used only when "
+                                   "named: --profile ID).")
+    return latest, (f"Using profile {latest.id}, the newest measured by linkroof ({latest.label or 'no label'}, "
+                    f"{latest.created_at[:19]}).")
+
+
+def newest_measured(store: Any, scan: int = 500) -> tuple[Profile | None, dict[str, int]]:
+    """The newest stored profile of kind 'measured' that reads back, and the kinds of
+    the newer ones passed over (imports, saved placements), counted."""
+    from ..errors import LinkroofError
+
+    held: dict[str, int] = {}
+    for row in store.list(limit=scan):
+        k = kind_of(row["label"] or "", row["measurements"] or 0)
+        if k == "measured" and not row.get("damaged"):
+            try:
+                return store.get(row["id"]), held
+            except LinkroofError:
+                continue  # damaged: passed over, marked by the store
+        held[k] = held.get(k, 0) + 1
+    return None, held
 
 
 def pick_profile(store_path: str | None, here: Topology | None, workload: Workload | None = None,
@@ -171,6 +202,8 @@ def pick_profile(store_path: str | None, here: Topology | None, workload: Worklo
             except LinkroofError:
                 continue  # a damaged profile is no candidate
             if here is not None and machine_differences(p.topology, here):
+                continue
+            if profile_kind(p) != "measured":  # an import or saved placements: used only when named
                 continue
             missing = lacks(p)
             if not missing:

@@ -203,7 +203,8 @@ def spec_lines(profile: Profile, fs: Sequence[Fact], short: bool = False) -> lis
         spec = _best([f for f in mine if f.provenance == "spec"])
         meas = sorted((f for f in mine if f.provenance == "measured"), key=lambda f: -f.value)
         each = ", ".join(f"{f.name.split('(')[-1].rstrip(')')} {_v(f)}" for f in meas)
-        lines.append(f"{link} per GPU, one direction: " + (f"spec {_v(spec)}" if spec else "no spec") +
+        nospec = "spec not known (an import carries no topology)" if not profile.topology.links_known else "no spec"
+        lines.append(f"{link} per GPU, one direction: " + (f"spec {_v(spec)}" if spec else nospec) +
                      (f"; measured {each}" if each else "") + (f" [{meas[0].clock}]" if meas and meas[0].clock else ""))
     sat = _pick(fs, "saturation")
     if sat:
@@ -245,15 +246,22 @@ def header(profile: Profile, fs: Sequence[Fact]) -> str:
     what = f"{gpu.value:g} x {gpu.basis}" if gpu else "unknown GPUs"
     extra = ", ".join(x for x in (f"{sms.value:g} SMs" if sms and sms.value == sms.value else "",
                                   format_bytes(mem.value) if mem and mem.value == mem.value else "") if x)
-    return f"{what}" + (f" ({extra})" if extra else "") + \
-        f"; linkroof profile {profile.id}, measured {profile.created_at[:10]}"
+    return f"{what}" + (f" ({extra})" if extra else "") + f"; linkroof profile {profile.id}, {profile.kind_words}"
+
+
+def _whose(profile: Profile) -> str:
+    """Who measured the figures: linkroof, or the tool an import came from."""
+    if profile.kind == "imported":
+        tools = sorted({m.source for m in profile.measurements if m.source != "linkroof"}) or ["another tool"]
+        return f"Figures are {', '.join(tools)}'s, imported by linkroof (not measured by it)"
+    return "Figures are measured by linkroof"
 
 
 def brief(profile: Profile, fs: Sequence[Fact]) -> str:
     """Plain text under 2 KB: the machine, then its figures, most important first; lines
     are dropped from the end until it fits."""
     lines = [f"Machine: {header(profile, fs)}.",
-             "Figures are measured by linkroof unless marked spec; bandwidths per GPU; clock = the state measured in."]
+             _whose(profile) + " unless marked spec; bandwidths per GPU; clock = the state measured in."]
     # plain text: a name's control characters or newlines are not lines, and a long name
     # is cut so the brief keeps its limit
     body = [_cut(plain(x)) for x in spec_lines(profile, fs, short=True)]
