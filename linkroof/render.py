@@ -328,6 +328,8 @@ def placements_table(placements: list[Any]) -> Table:
 def decomposition_view(placements: list[Any]) -> Group:
     """Where each placed measured time went: the cost model's terms, additive, and how
     each was computed."""
+    from .roofline.cost import NCCL_MEASURED
+
     parts: list[Any] = []
     said: set[str] = set()
     for p in placements:
@@ -336,6 +338,11 @@ def decomposition_view(placements: list[Any]) -> Group:
             beside = [k for k, v in p.decomposition_s.items() if not v and k != "unexplained"]
             parts.append(Text(f"{clean(p.workload.name)}: of {format_time(p.measured_time_s)}: " + ", ".join(shown)
                               + (f" ({', '.join(beside)} ran beside)" if beside else ""), style="bold"))
+            nccl = p.decomposition_s.get(NCCL_MEASURED)
+            if nccl and p.cost_bound_s:  # two figures of one collective: each says what it is
+                parts.append(Text(f"  bound: {p.limiter} {format_time(p.cost_bound_s)} (the model's, from the "
+                                  f"ceilings) · measured NCCL: {format_time(nccl)} (the profile's own time at this "
+                                  "size)"))
         for n in p.cost_notes:
             if p.decomposition_s or n not in said:  # a profile's missing term: said once, not per placement
                 parts.append(Text(f"  {clean(n)}", style="dim"))

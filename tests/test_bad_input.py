@@ -357,3 +357,26 @@ def test_deep_toml_is_refused_in_a_line(tmp_path):
     res = CliRunner().invoke(cli, ["roofline", "--profile", "reference", "--workload", str(f), "--time", "1ms"],
                              catch_exceptions=False)
     assert res.exit_code == 1 and res.output.startswith("linkroof:") and "Traceback" not in res.output
+
+
+def test_a_busy_port_or_an_unresolvable_host_is_a_message(tmp_path, no_gpu):
+    """Issue 45, item 7: `dashboard` on a port in use, or on a host that does not resolve,
+    was a traceback from waitress (OSError, socket.gaierror). Now one line that names the
+    port and --port (or the host), exit status 1, before any URL is printed."""
+    import socket
+
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen(1)
+    port = busy.getsockname()[1]
+    try:
+        res = CliRunner().invoke(cli, ["--store", str(tmp_path / "s.sqlite"), "dashboard", "--port", str(port)])
+    finally:
+        busy.close()
+    assert res.exit_code == 1, res.output
+    assert f"port {port} on 127.0.0.1 is in use" in res.output and "--port" in res.output
+    assert "Traceback" not in res.output and "http://" not in res.output
+    res = CliRunner().invoke(cli, ["--store", str(tmp_path / "s.sqlite"), "dashboard", "--host", "no-such-host.invalid",
+                                   "--public"])
+    assert res.exit_code == 1 and "cannot serve on host 'no-such-host.invalid': it does not resolve" in res.output
+    assert "Traceback" not in res.output

@@ -108,14 +108,19 @@ def test_a_collectives_time_at_a_size_is_one_number(run, tmp_path, coll, size):
     doc = json.loads(run("roofline", "--profile", "reference", "--workload", str(wl), "--time", "1ms", "--force",
                          "--json").stdout)
     measured = doc["placements"][0]
-    assert measured["decomposition_s"]["collective"] == base.median_s
+    assert measured["decomposition_s"]["measured NCCL"] == base.median_s
     from linkroof.roofline.baseline import kernel_placements
 
     placements, _ = kernel_placements(coll, 1e-3, None, W.collective(coll, size, 2), MODEL, REF)
     nccl = next(p for p in placements if p.workload.name.startswith("NCCL"))
     assert nccl.measured_time_s == base.median_s
     text = flat(run("roofline", "--profile", "reference", "--workload", str(wl), "--time", "1ms", "--force").output)
-    assert f"collective {format_time(base.median_s)}" in text
+    assert f"measured NCCL {format_time(base.median_s)}" in text
+    # the workload view names both figures of the one collective: the model's bound and NCCL's measured time
+    bound = format_time(measured["cost_bound_s"])
+    assert (f"bound: {measured['limiter']} {bound} (the model's, from the ceilings) · measured NCCL: "
+            f"{format_time(base.median_s)} (the profile's own time at this size)") in text
+    assert f"collective {format_time(base.median_s)}" not in text
     if base.exact:
         from linkroof.roofline.summaries import collective_rows
 

@@ -93,8 +93,8 @@ def test_placement_decomposes_a_torch_like_all_reduce():
     w = W.collective("all_reduce", 2 << 20, 2)
     p = cost.with_cost(place(w, 92e-6, MODEL), REF, MODEL, "nccl", collective_s=28e-6, launch_s=45e-6)
     d = p.decomposition_s
-    assert list(d)[:2] == ["host launch (measured)", "collective"] and d["host launch (measured)"] == 45e-6
-    assert d["collective"] == 28e-6
+    assert list(d)[:2] == ["host launch (measured)", "measured NCCL"] and d["host launch (measured)"] == 45e-6
+    assert d["measured NCCL"] == 28e-6
     assert sum(d.values()) == pytest.approx(92e-6) and d["unexplained"] == pytest.approx(19e-6)
     assert p.cost_bound_s > p.bound_time_s  # launch and latency on top of bytes over bandwidth
     assert 0 < p.fraction_of_cost_bound < 1
@@ -128,7 +128,7 @@ def test_roofline_cli_prints_both_bounds_and_the_decomposition(tmp_path):
                            str(wl), "--time", "92us", "--launch-path", "nccl", "--syncs", "1", "--force"])
     assert res.exit_code == 0, res.output
     assert "Bandwidth-only" in res.output and "Cost-model bound" in res.output
-    assert "of 92.0 us: launch" in res.output and "collective" in res.output and "unexplained" in res.output
+    assert "of 92.0 us: launch" in res.output and "measured NCCL" in res.output and "unexplained" in res.output
     doc = json.loads(run.invoke(cli, ["--store", str(tmp_path / "s.sqlite"), "roofline", "--profile", "reference",
                                       "--workload", str(wl), "--time", "92us", "--force", "--json"]).stdout)
     measured = doc["placements"][0]

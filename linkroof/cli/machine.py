@@ -116,9 +116,10 @@ def run(ctx: click.Context, as_json: bool, no_save: bool, label: str | None, no_
     if as_json:
         return
     if serve:
-        from ..dashboard.app import create_app
+        from ..dashboard.app import check_listen, create_app
         from ..dashboard.app import serve as serve_app
 
+        check_listen("127.0.0.1", port)  # a port in use: said, with --port, before the URL
         click.echo(f"Dashboard on http://127.0.0.1:{port}/  (Ctrl-C to stop; the full tables: linkroof runs show "
                    f"{profile.id})", err=True)
         serve_app(create_app(ctx.obj.get("store"), profile, here=_probe_here()), "127.0.0.1", port)

@@ -31,7 +31,7 @@ def dashboard(ctx: click.Context, which: str | None, host: str, port: int, publi
     It listens on this machine only unless --public is given."""
     import secrets
 
-    from ..dashboard.app import LOCAL_HOSTS, create_app, serve
+    from ..dashboard.app import LOCAL_HOSTS, check_listen, create_app, serve
     from ..readers.traces import read_job
 
     local = host in LOCAL_HOSTS
@@ -50,6 +50,7 @@ def dashboard(ctx: click.Context, which: str | None, host: str, port: int, publi
     if not local:
         _warn(f"Warning: serving on {host}, reachable from other machines: anyone with the token can read the "
               "store and add profiles to it; traffic is not encrypted (put it behind TLS or an SSH tunnel).")
+    check_listen(host, port)  # a port in use or a host that does not resolve: said before anything is built
     app = create_app(ctx.obj.get("store"), profile, here=_probe_here(), traces=traces, token=token)
     shown = "[::1]" if host == "::1" else host
     click.echo(f"linkroof dashboard on http://{shown}:{port}/" + (f"?token={token}" if token else "")

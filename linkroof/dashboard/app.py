@@ -943,6 +943,34 @@ def require_token(server: Any, token: str) -> None:
         return response
 
 
+class ServeError(LinkroofError):
+    """The dashboard cannot listen where asked (a port in use, a host that does not resolve)."""
+
+
+def check_listen(host: str, port: int) -> None:
+    """Refuse, with what to do, a host that does not resolve or a port already in use,
+    before anything is printed or served (waitress raised OSError and socket.gaierror
+    as tracebacks)."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as e:
+        raise ServeError(f"cannot serve on host {host!r}: it does not resolve ({e.strerror or e}); give --host "
+                         "127.0.0.1, ::1 or an address of this machine") from None
+    family, kind, proto, _, addr = infos[0]
+    with socket.socket(family, kind, proto) as s:
+        if hasattr(socket, "SO_REUSEADDR"):  # as waitress binds: a port in TIME_WAIT is free
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(addr)
+        except OSError as e:
+            if e.errno in (98, 48, 10048):  # EADDRINUSE: Linux, macOS, Windows
+                raise ServeError(f"port {port} on {host} is in use (another dashboard, or another server): give "
+                                 f"another with --port, e.g. --port {port + 1 if port < 65535 else 8051}") from None
+            raise ServeError(f"cannot listen on {host} port {port}: {e.strerror or e}") from None
+
+
 def serve(app: Any, host: str, port: int, debug: bool = False) -> None:
     """Serve the dashboard with waitress, a production WSGI server (Flask's development
     server warns, in red, that it is not one); --debug keeps Dash's own server, which
@@ -955,4 +983,8 @@ def serve(app: Any, host: str, port: int, debug: bool = False) -> None:
     from waitress import serve as waitress_serve
 
     logging.getLogger("waitress").setLevel(logging.WARNING)  # the URL is said once, by linkroof
-    waitress_serve(app.server, host=host, port=port, threads=8)
+    check_listen(host, port)
+    try:
+        waitress_serve(app.server, host=host, port=port, threads=8)
+    except OSError as e:  # taken between the check and the bind
+        raise ServeError(f"cannot serve on {host} port {port}: {e.strerror or e}; give another with --port") from None

@@ -819,7 +819,7 @@ def speed_of_light_figure(placements: Sequence[Placement]) -> go.Figure:
     return fig
 
 
-DECOMPOSITION_COLORS = {"launch": "#d62728", "sync": "#9467bd", "collective": "#1f77b4", "compute": "#2ca02c",
+DECOMPOSITION_COLORS = {"launch": "#d62728", "sync": "#9467bd", "measured NCCL": "#1f77b4", "compute": "#2ca02c",
                         "memory": "#ff7f0e", "unexplained": "#bbbbbb"}
 
 
