@@ -568,7 +568,7 @@ def trace_view(report: Any) -> Group:
         for m in report.matched[:200]:
             mt.add_row(clean(str(m.key[1])) or "-", str(m.key[-1]), m.collective or "unknown",
                        _opt(m.size_bytes, format_size), ",".join(map(str, m.ranks)), format_time(m.skew_s),
-                       format_time(m.transfer_s), _opt(m.busbw, format_rate), _opt(m.last_rank, str),
+                       format_time(m.transfer_s), _opt(m.busbw, format_rate), m.last_words,
                        "Seq" if m.key[0] == "seq" else "aligned in time")
         parts.append(mt)
         if report.match is not None and not report.match.unmatched_calls:

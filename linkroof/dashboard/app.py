@@ -598,7 +598,7 @@ def _matched_row(m: Any) -> dict:
     return {"key": str(m.key), "collective": m.collective, "size_bytes": m.size_bytes, "ranks": str(m.ranks),
             "skew_us": round(m.skew_s * 1e6, 3), "transfer_us": round(m.transfer_s * 1e6, 3),
             "busbw of the transfer (GB/s)": round(m.busbw / 1e9, 2) if m.busbw else None,
-            "last_rank": m.last_rank, "matched_by": m.matched_by,
+            "last_rank": m.last_words, "matched_by": m.matched_by,
             "waits": ", ".join(f"rank {r}: {w * 1e6:.1f} us" for r, w in m.waits_s)}
 
 

@@ -76,6 +76,11 @@ class Trace:
         """The activities that are collectives (by id), for the interval arithmetic."""
         return {id(a) for a, _ in self._scan()}
 
+    def local_ids(self) -> set[int]:
+        """The collectives of one-rank groups (by id): a local copy or nothing, no link
+        crossed; counted as memory work, never as communication, exposed or not."""
+        return {id(a) for a, c in self._scan() if c.group_size == 1}
+
     def silent_ops(self) -> list[CommOp]:
         """The collective ops (record_param_comms naming a collective other than a barrier
         or a wait) that launched no GPU work in the trace: a one-rank group's all-reduce or
@@ -1312,12 +1317,14 @@ def rank_part(t: Trace, profile: Any, model: Any = None, placed: dict | None = N
     model = model or MachineModel.from_profile(profile)
     placed = {} if placed is None else placed
     calls = t.collectives()
-    comm_ids = t.comm_ids()
+    local = t.local_ids()  # one-rank groups: no communication (issue 45: 64 us a step counted exposed)
+    comm_ids = t.comm_ids() - local
     acts = Activities.of(t.activities)
     index = ActivityIndex(acts)
     rows = []
     for c in calls:
-        row = CollectiveRow(c, exposed_s=exposed_s(c, index.overlapping(c.start_ns, c.end_ns), comm_ids))
+        row = CollectiveRow(c, exposed_s=0.0 if c.group_size == 1 else
+                            exposed_s(c, index.overlapping(c.start_ns, c.end_ns), comm_ids))
         if c.collective and c.size_bytes and c.group_size and c.group_size > 1:
             place_row(row, c, c.duration_s, profile, model, placed,
                       (c.collective, c.size_bytes, c.group_size, c.dtype, c.rank))
@@ -1330,8 +1337,8 @@ def rank_part(t: Trace, profile: Any, model: Any = None, placed: dict | None = N
     step_of = t.step_of if t.steps and len(t.step_of) == len(t.activities) else \
         (array("i", [0]) * len(acts) if not t.steps else _by_window(t.steps, acts, array("i", [-1]) * len(acts)))
     # each kernel in one step only: the one whose host range launched it
-    steps = step_summaries(t.rank, windows, acts, step_of, comm_ids)
-    check_steps(steps, trace_totals(acts, comm_ids), t.path)
+    steps = step_summaries(t.rank, windows, acts, step_of, comm_ids, local)
+    check_steps(steps, trace_totals(acts, comm_ids, local), t.path)
     step_rows: list[list[int]] = [[] for _ in windows]
     for i, row in enumerate(t.found_rows()):
         if step_of[row] >= 0:

@@ -648,11 +648,14 @@ def _union_length(starts: Any, ends: Any, rows: Any) -> int:
     return total + (hi - lo if hi is not None else 0)
 
 
-def _comm_rows(acts: Activities, comm_ids: set[int]) -> tuple[bytearray, bytearray, list[str]]:
+def _comm_rows(acts: Activities, comm_ids: set[int], local_ids: set[int] = frozenset()
+               ) -> tuple[bytearray, bytearray, list[str]]:
     """Per activity: 1 where it is a collective (its object's id in `comm_ids`), and its
-    class's number in the classes returned (a collective's: communication; else its
-    kernel_class, taken once per distinct kind and name)."""
+    class's number in the classes returned (a collective's: communication; a one-rank
+    group's collective, in `local_ids`: memory, a local copy; else its kernel_class,
+    taken once per distinct kind and name)."""
     mask = acts.comm_mask(comm_ids)
+    local = acts.comm_mask(local_ids) if local_ids else None
     names: list[str] = []
     numbers: dict[str, int] = {}
     per_key = []
@@ -664,9 +667,12 @@ def _comm_rows(acts: Activities, comm_ids: set[int]) -> tuple[bytearray, bytearr
     comm_n = numbers.setdefault("communication", len(numbers))
     if len(names) < len(numbers):
         names.append("communication")
+    mem_n = numbers.setdefault("memory", len(numbers)) if local_ids else -1
+    if len(names) < len(numbers):
+        names.append("memory")
     cls = bytearray(len(acts))
     for i, (k, m) in enumerate(zip(acts.key, mask)):
-        cls[i] = comm_n if m else per_key[k]
+        cls[i] = comm_n if m else (mem_n if local is not None and local[i] else per_key[k])
     return mask, cls, names
 
 
@@ -715,7 +721,8 @@ def _exposed_pieces(activities: Sequence[Activity], owner: Sequence[int], is_com
 
 
 def step_summaries(rank: int | None, windows: Sequence[tuple[str, int, int]], activities: Sequence[Activity],
-                   step_of: Sequence[int], comm_ids: set[int]) -> list[StepSummary]:
+                   step_of: Sequence[int], comm_ids: set[int], local_ids: set[int] = frozenset()
+                   ) -> list[StepSummary]:
     """Each step from its own activities only (`step_of[i]`: the step activity i belongs
     to, the one whose host range launched it; -1: none): busy, each class's time,
     communication and its exposed part, each instant counted for one step only, so that
@@ -724,7 +731,9 @@ def step_summaries(rank: int | None, windows: Sequence[tuple[str, int, int]], ac
     columns in order of start, holding only the intervals open at once: no list of every
     activity's interval (460 B an activity at once on a 1 GB trace)."""
     acts = Activities.of(activities)
-    mask, cls, names = _comm_rows(acts, comm_ids)
+    mask, cls, names = _comm_rows(acts, comm_ids, local_ids)
+    if local_ids:  # a one-rank group's collective is still a collective call of its step, counted
+        mask = bytearray(a | b for a, b in zip(mask, acts.comm_mask(local_ids)))
     order = acts.by_start()
     starts, ends = acts.start, acts.end
     busy_sweep = _Attribution()
@@ -768,12 +777,12 @@ class TraceTotals:
     collectives: int
 
 
-def trace_totals(activities: Sequence[Activity], comm_ids: set[int]) -> TraceTotals:
+def trace_totals(activities: Sequence[Activity], comm_ids: set[int], local_ids: set[int] = frozenset()) -> TraceTotals:
     """The trace's own figures, communication as step_summaries counts it (the
     collectives, and what is communication by its kind or name, a peer copy). From the
     columns in order of start, one interval open at a time."""
     acts = Activities.of(activities)
-    mask, cls, names = _comm_rows(acts, comm_ids)
+    mask, cls, names = _comm_rows(acts, comm_ids, local_ids)
     comm_n = names.index("communication")
     order = acts.by_start()
     rows = range(len(acts)) if order is None else order
@@ -782,7 +791,7 @@ def trace_totals(activities: Sequence[Activity], comm_ids: set[int]) -> TraceTot
     return TraceTotals(_union_length(acts.start, acts.end, rows) * 1e-9,
                        _union_length(acts.start, acts.end, (i for i in rows if is_comm[i])) * 1e-9,
                        sum(_attributed(_exposed_pieces(acts, zero, is_comm)).values()) * 1e-9,
-                       sum(mask))
+                       sum(mask) + (sum(acts.comm_mask(local_ids)) if local_ids else 0))
 
 
 def check_steps(steps: Sequence[StepSummary], totals: TraceTotals, where: str = "") -> None:
@@ -829,7 +838,7 @@ class MatchedCall:
     ranks: tuple[int, ...]
     skew_s: float  # last arrival less first arrival (kernel starts)
     transfer_s: float  # from the last rank's arrival to the first rank's end: the transfer, no waiting in it
-    last_rank: int | None  # the rank that arrived last (the others waited for it)
+    last_rank: int | None  # the rank that arrived last (the others waited for it); None on a tie
     matched_by: str
     dtype: str | None = None
     group_size: int | None = None
@@ -842,6 +851,14 @@ class MatchedCall:
         if not self.size_bytes or self.transfer_s <= 0 or not self.collective or not self.group_size:
             return None
         return self.size_bytes / self.transfer_s * busbw_factor(self.collective, self.group_size)
+
+    @property
+    def last_words(self) -> str:
+        """Who arrived last, in words: a rank, "none (a tie)" when the ranks started within
+        TIE_NS of each other, or "unknown" where the ranks are not known."""
+        if self.last_rank is not None:
+            return str(self.last_rank)
+        return "none (a tie)" if len(self.ranks) > 1 and self.skew_s * 1e9 <= TIE_NS else "unknown"
 
 
 @dataclass(frozen=True)
@@ -962,13 +979,17 @@ def _set_fault(cs: Sequence[CollectiveCall], tol: int) -> str | None:
     return None
 
 
+TIE_NS = 1000  # ranks whose kernels start within 1 us of the latest start arrived together: no one was last
+
+
 def _matched(key: tuple, cs: Sequence[CollectiveCall], by: str) -> MatchedCall:
     first = min(c.start_ns for c in cs)
     last = max(cs, key=lambda c: (c.start_ns, c.rank if c.rank is not None else -1))
     transfer = max(0, min(c.end_ns for c in cs) - last.start_ns) * 1e-9
     groups = {c.group_size for c in cs if c.group_size}
+    tied = sum(1 for c in cs if last.start_ns - c.start_ns <= TIE_NS) > 1  # a tie names no rank (issue 45, item 6)
     return MatchedCall(key, cs[0].collective, cs[0].size_bytes, tuple(sorted(c.rank for c in cs if c.rank is not None)),
-                       (last.start_ns - first) * 1e-9, transfer, last.rank, by, cs[0].dtype,
+                       (last.start_ns - first) * 1e-9, transfer, None if tied else last.rank, by, cs[0].dtype,
                        groups.pop() if len(groups) == 1 else None,
                        tuple(sorted((c.rank, (last.start_ns - c.start_ns) * 1e-9) for c in cs if c.rank is not None)),
                        tuple(sorted(member(c) for c in cs)))
