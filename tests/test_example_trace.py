@@ -67,3 +67,15 @@ def test_a_one_rank_groups_collectives_count_no_communication():
     for s in rep.steps:
         assert s.communication_s == 0.0 and s.exposed_s == 0.0 and s.collectives == 2
         assert s.class_s["memory"] > 100 * US  # the copies, now memory (49 us of kernels before + 64 us of copies)
+
+
+def test_a_chart_with_nothing_to_place_says_why():
+    from linkroof.dashboard.figures import trace_collectives_figure
+
+    rep = P.analyze([P.read_trace(ROOT / "tests" / "data" / "traces" / "h200x1_torch2.11_rank0.json.gz")], REF)
+    fig = trace_collectives_figure(rep, REF)
+    notes = [a.text for a in fig.layout.annotations]
+    assert "None of the trace's 6 collective calls can be placed here: 6 of one-rank groups (nothing crosses a " \
+           "link) (the table lists each)" in notes
+    two = P.analyze([P.read_trace(EX / f"train_2xh200_rank{r}.json.gz") for r in (0, 1)], REF)
+    assert not any(str(a.text).startswith("None of") for a in trace_collectives_figure(two, REF).layout.annotations)

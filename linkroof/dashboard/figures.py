@@ -1010,6 +1010,12 @@ def trace_call_groups(report: Any) -> dict[str, list[Any]]:
     return by
 
 
+def nothing_placed(calls: int, why: list[str]) -> str:
+    """The chart's note where none of a trace's collective calls can be drawn."""
+    return (f"None of the trace's {calls} collective calls can be placed here: " + ", ".join(why) +
+            " (the table lists each)") if why else f"None of the trace's {calls} collective calls can be placed here"
+
+
 def trace_collectives_figure(report: Any, profile: Any, model: MachineModel | None = None) -> go.Figure:
     """The trace's collectives (busbw against nccl-tests' size, one marker per call)
     over this machine's NCCL busbw-by-size curves: how far each call sits from what the
@@ -1017,6 +1023,14 @@ def trace_collectives_figure(report: Any, profile: Any, model: MachineModel | No
     lists them)."""
     fig = collectives_figure(profile, model)
     by = trace_call_groups(report)
+    if not by and report.rows:  # nothing to draw: said on the chart, with why (issue 45: an empty chart, no word)
+        one = sum(1 for r in report.rows if r.call.group_size == 1)
+        why = [f"{one} of one-rank groups (nothing crosses a link)" if one else "",
+               f"{sum(1 for r in report.rows if not r.call.size_bytes)} of unknown size",
+               f"{sum(1 for r in report.rows if r.call.size_bytes and not r.call.group_size)} of unknown group size"]
+        fig.add_annotation(xref="paper", yref="paper", x=0.5, y=0.5, showarrow=False,
+                           text=nothing_placed(len(report.rows), [w for w in why if w and not w.startswith("0 ")]),
+                           bgcolor="rgba(255,255,255,0.9)", font={"size": 14})
     many = sum(len(v) for v in by.values()) > TRACE_CALLS_DRAWN
     for name, rows in sorted(by.items()):
         color = COLLECTIVE_COLORS.get(rows[0].call.collective, "#7f7f7f")
