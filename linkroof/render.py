@@ -309,10 +309,10 @@ def roofs_table(model: Any, profile: Profile) -> Group:
 
 def placements_table(placements: list[Any]) -> Table:
     t = Table(title="Placement", title_justify="left",
-              drop=("Terms", "Ceilings"))  # the bounds are figures and the flags verdicts: they stay
+              drop=("Terms",))  # the bounds are figures, the flags verdicts, Ceilings tells measured from spec: they stay
     for col in ("Workload", "Ceilings", "Measured", "Bandwidth-only bound", "Limiter", "Fraction of roofline",
                 "Cost-model bound", "Fraction of cost bound", "Terms", "Flags"):
-        t.add_column(col)
+        t.add_column(col, no_wrap=col == "Ceilings", min_width=8 if col == "Ceilings" else None)
     for p in placements:
         cost = format_time(p.cost_bound_s) if p.cost_bound_s else "-"
         frac = f"{p.fraction_of_cost_bound:.1%}" if p.cost_bound_s else "-"

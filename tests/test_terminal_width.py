@@ -67,3 +67,38 @@ def test_the_advise_block_column_names_the_share_its_counts_are_found_at():
     sm = next(s for s in saturation(bundled_profile()) if (s["mechanism"], s["pattern"]) == ("sm", "p2p_read"))
     row = next(x for x in out.splitlines() if x.startswith("│ sm "))
     assert row.rstrip("│ ").rsplit("│", 1)[-1].strip() == str(sm["blocks_needed"])
+
+
+@pytest.mark.parametrize("args", [["runs", "list", "--width", "90"], ["roofline", "--width=90", "--profile", "reference"],
+                                  ["--width", "90", "roofline", "--profile", "reference"],
+                                  ["advise", "--size", "64K", "--profile", "reference", "--width", "90"]])
+def test_width_is_taken_after_the_command_too(args, tmp_path):
+    """Issue 45, item 4: `--width` was refused after the subcommand ('No such option')."""
+    from click.testing import CliRunner
+
+    from linkroof.cli import cli
+
+    res = CliRunner().invoke(cli, ["--store", str(tmp_path / "s.sqlite"), *args])
+    assert res.exit_code == 0, res.output
+    assert max(len(x) for x in res.stdout.splitlines() or [""]) <= 90
+
+
+def test_width_after_a_double_dash_is_left_where_it_is():
+    from linkroof.cli.common import width_first
+
+    assert width_first(["trace", "--width", "90", "a.json"]) == ["--width", "90", "trace", "a.json"]
+    assert width_first(["x", "--", "--width", "90"]) == ["x", "--", "--width", "90"]
+    assert width_first(["x", "--width=70"]) == ["--width=70", "x"]
+
+
+@pytest.mark.parametrize("width", [80, 100])
+def test_narrowing_keeps_the_column_that_tells_the_placements_apart(width):
+    """Issue 45, item 4: at 80 or 100 columns the Placement table dropped 'Ceilings', the
+    only column telling the measured row from the spec row (two rows, one name)."""
+    out = lines(["--width", str(width), "roofline", "--workload", "examples/allreduce.toml", "--time", "1ms",
+                 "--profile", "reference"])
+    text = "\n".join(out)
+    assert any("┃ Ceilings ┃" in x for x in out), text
+    cells = [x.split("│")[2].strip() for x in out if x.startswith("│ all_r")]
+    assert cells == ["measured", "spec"], text  # whole, never "measu…"
+    assert max(len(x) for x in out) <= width

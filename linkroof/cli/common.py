@@ -29,6 +29,11 @@ class UserError(click.ClickException):
 class Group(click.Group):
     """Turns errors a user can cause into one line and an exit code, not a traceback."""
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if ctx.parent is None:  # the root: --width is taken wherever it is given (issue 45)
+            args = width_first(args)
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -36,6 +41,30 @@ class Group(click.Group):
             raise UserError(str(e), e.exit_code) from None
         except KeyboardInterrupt:
             raise UserError("interrupted", 130) from None
+
+
+def width_first(args: list[str]) -> list[str]:
+    """The arguments with each `--width N` (or `--width=N`) moved before the command,
+    where the root takes it: `linkroof runs list --width 100` works as `linkroof --width
+    100 runs list`. Nothing after a `--` moves."""
+    moved: list[str] = []
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            out += args[i:]
+            break
+        if a == "--width" and i + 1 < len(args):
+            moved += args[i:i + 2]
+            i += 2
+            continue
+        if a.startswith("--width="):
+            moved.append(a)
+        else:
+            out.append(a)
+        i += 1
+    return moved + out
 
 
 PIPE_WIDTH = 160  # piped output with no COLUMNS and no --width
