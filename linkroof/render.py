@@ -665,6 +665,29 @@ def summary_screen(profile: Profile) -> Group:
     figures in a screen (the brief `export` writes), not the full tables."""
     from .roofline.export import brief, facts
 
-    lines = brief(profile, facts(profile)).splitlines()
-    body = [x for x in lines if not x.startswith("  ") and not x.startswith("(more")][:12]
+    lines = [x for x in brief(profile, facts(profile)).splitlines() if not x.startswith("(more")]
+    body = first_screen_lines(lines)
     return Group(Text(clean(f"linkroof profile {profile.id}"), style="bold"), *(Text(clean(x)) for x in body))
+
+
+def first_screen_lines(lines: list[str], per_heading: int = 2, most: int = 18) -> list[str]:
+    """The brief's lines for one screen: each heading (a line whose figures follow,
+    indented) with its first `per_heading` lines and a count of the rest, never a
+    heading with nothing under it (issue 45: 'NCCL busbw' and 'Copy bandwidth' stood
+    empty); at most `most` lines."""
+    out: list[str] = []
+    i = 0
+    while i < len(lines) and len(out) < most:
+        x = lines[i]
+        sub = []
+        j = i + 1
+        while j < len(lines) and lines[j].startswith("  "):
+            sub.append(lines[j])
+            j += 1
+        if sub:
+            out += [x] + sub[:per_heading] + ([f"  ... {len(sub) - per_heading} more (linkroof export)"]
+                                              if len(sub) > per_heading else [])
+        elif not x.startswith("  ") and not x.rstrip().endswith(":"):  # a heading with nothing under it: left out
+            out.append(x)
+        i = j
+    return out[:most]

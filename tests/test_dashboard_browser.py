@@ -315,7 +315,7 @@ CHECK_PAGE = """(unit) => {
 
 def test_every_page_as_a_person_reads_it(browser, tmp_path):
     """Every page at 1280 px on the bundled profile with kernels and calls placed, and the
-    recorded one-H200 trace loaded: no empty chart, no 'None' or 'NaN' on the page, every
+    README's two-rank example trace loaded: no empty chart, no 'None' or 'NaN' on the page, every
     axis titled (with a unit where it is numeric), and each grid's key columns (the
     identifying one and the first figure) inside the viewport. The screenshots land in
     $LINKROOF_SCREENSHOTS; `LINKROOF_DOCS_IMG=1` writes them to docs/img for the docs."""
@@ -324,8 +324,9 @@ def test_every_page_as_a_person_reads_it(browser, tmp_path):
     import factories
     from linkroof.readers.traces import read_job
 
-    recorded = Path(__file__).parent / "data" / "traces" / "h200x1_torch2.11_rank0.json.gz"
-    app = A.create_app(str(tmp_path / "s.sqlite"), factories.showcase_profile(), traces=read_job([recorded]))
+    example = Path(__file__).resolve().parents[1] / "examples" / "traces"  # the README's: placed calls, a straggler
+    app = A.create_app(str(tmp_path / "s.sqlite"), factories.showcase_profile(),
+                       traces=read_job([example / f"train_2xh200_rank{r}.json.gz" for r in (0, 1)]))
     base, stop = _serve(app)
     docs = Path(__file__).resolve().parents[1] / "docs" / "img" if os.environ.get("LINKROOF_DOCS_IMG") else None
     problems = []

@@ -75,7 +75,7 @@ def test_a_chart_with_nothing_to_place_says_why():
     rep = P.analyze([P.read_trace(ROOT / "tests" / "data" / "traces" / "h200x1_torch2.11_rank0.json.gz")], REF)
     fig = trace_collectives_figure(rep, REF)
     notes = [a.text for a in fig.layout.annotations]
-    assert "None of the trace's 6 collective calls can be placed here: 6 of one-rank groups (nothing crosses a " \
-           "link) (the table lists each)" in notes
+    assert "No collective call of the trace can be placed here (6 calls): 6 of one-rank groups (nothing crosses " \
+           "a link) (the table lists each)" in notes
     two = P.analyze([P.read_trace(EX / f"train_2xh200_rank{r}.json.gz") for r in (0, 1)], REF)
-    assert not any(str(a.text).startswith("None of") for a in trace_collectives_figure(two, REF).layout.annotations)
+    assert not any(str(a.text).startswith("No collective") for a in trace_collectives_figure(two, REF).layout.annotations)

@@ -10,7 +10,7 @@ from enum import Enum
 from typing import Any
 
 from ..errors import LinkroofError
-from ..profiler.session import bundled_profile, resolve_profile
+from ..profiler.session import bundled_profile, is_reference, resolve_profile
 from ..roofline.fits import profile_fits
 from ..roofline.model import MachineModel
 from ..roofline.summaries import (NOT_HELD, collective_rows, compare_profiles, headline_rows, show, topo_matrix,
@@ -497,6 +497,14 @@ def page_roofline(data: Data, pid: str | None) -> Any:
     p = data.get(pid)
     model = data.model(pid)
     placements = list(p.placements)
+    examples = ""
+    if not placements and is_reference(p):  # no GPU, nothing placed yet: the bundled examples, said so
+        from ..profiler.session import example_placements
+
+        placements = list(example_placements())
+        examples = (f"The dots are {len(placements)} examples measured on H200s by linkroof's developers (the zoo's "
+                    "kernels counted by Nsight Compute, an all-reduce on 2 x H200), not on this machine: "
+                    "`linkroof compare` or `roofline --workload --time` places your own.")
     rows = [{"workload": x.workload.name, "ceilings": x.ceilings_kind, "measured ms": round(x.measured_time_s * 1e3, 4),
              "clock state": x.clock.state if x.clock is not None else "not sampled",
              "bandwidth-only bound ms": round(x.bound_time_s * 1e3, 4), "limiter": x.limiter,
@@ -515,7 +523,8 @@ def page_roofline(data: Data, pid: str | None) -> Any:
         hbm_roof = None
     # the roofline that places the kernels first, the communication one (calls, NCCL, the
     # trace) next, the FLOP-per-link-byte one for the fused workloads after them
-    parts = [*([hbm_roof] if hbm_roof is not None else []),
+    parts = [*([html.P(examples, className="examples-note", style={"fontWeight": "bold"})] if examples else []),
+             *([hbm_roof] if hbm_roof is not None else []),
              _graph_or(F.bandwidth_roofline_figure(model, placements, p, data.trace_report(pid) if data.traces
                                                    else None), "No NVLink bandwidth by message size in this "
                        "profile: `linkroof bench` (sweeps, NCCL) or imported nccl-tests results give one.",

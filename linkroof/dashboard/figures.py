@@ -1012,8 +1012,8 @@ def trace_call_groups(report: Any) -> dict[str, list[Any]]:
 
 def nothing_placed(calls: int, why: list[str]) -> str:
     """The chart's note where none of a trace's collective calls can be drawn."""
-    return (f"None of the trace's {calls} collective calls can be placed here: " + ", ".join(why) +
-            " (the table lists each)") if why else f"None of the trace's {calls} collective calls can be placed here"
+    head = f"No collective call of the trace can be placed here ({calls} calls)"
+    return f"{head}: " + ", ".join(why) + " (the table lists each)" if why else head
 
 
 def trace_collectives_figure(report: Any, profile: Any, model: MachineModel | None = None) -> go.Figure:

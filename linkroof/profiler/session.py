@@ -53,6 +53,19 @@ def is_reference(profile: Profile) -> bool:
     return profile.id in _REFERENCE_IDS or profile.topology.source.startswith("bundled reference")
 
 
+def example_placements() -> tuple[Any, ...]:
+    """The example dots shown beside the bundled reference (no GPU, no placements of the
+    user's yet): kernels and a call measured on H200s by linkroof's developers, each
+    named "example: ..." (linkroof/data/examples.placements.json; its maker:
+    examples/roofline/make_placements.py)."""
+    from importlib import resources
+
+    from ..schema import loads
+
+    text = (resources.files("linkroof") / "data" / "examples.placements.json").read_text()
+    return loads(text, Profile).placements
+
+
 def profile_kind(profile: Profile) -> str:
     """Profile.kind, the bundled reference also known by its id."""
     return "reference" if is_reference(profile) else profile.kind
