@@ -374,7 +374,7 @@ def test_roofline_page_shows_the_decomposition_and_the_cost_terms(app):
     assert '"fraction of cost bound"' in text and '"bandwidth-only bound ms"' in text
     fig = F.decomposition_figure([placed])
     bars = {t.name: t.x[0] for t in fig.data if t.type == "bar"}
-    assert bars["host launch (measured)"] == pytest.approx(45) and bars["collective"] == pytest.approx(28)
+    assert bars["host launch (measured)"] == pytest.approx(45) and bars["measured NCCL"] == pytest.approx(28)
     assert sum(bars.values()) == pytest.approx(92)  # the stack is the measured time
     marker = next(t for t in fig.data if t.name == "cost-model bound")
     assert marker.x[0] == pytest.approx(placed.cost_bound_s * 1e6)
@@ -530,3 +530,28 @@ def test_the_hbm_roofline_places_every_kernel_as_a_dot():
     assert "HBM measured 4510.3 GB/s" in said and "bf16 851 / fp16 814 TFLOP/s (measured)" in said
     assert any(t.name == "bf16 spec" and t.line.dash == "dash" for t in fig.data)
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+
+
+def test_a_gpus_figures_lead_with_the_path_and_the_figure_and_never_repeat_a_row(tmp_path):
+    """Issue 45, item 5: clicking a GPU listed rows that looked alike (sm p2p_read 0,1 at
+    46, 91, 181 and 340 GB/s, no size or blocks) with GB/s in the fifth column."""
+    from linkroof.profiler.session import bundled_profile
+
+    data = A.Data(str(tmp_path / "s.sqlite"), bundled_profile())
+    out = A.topology_detail({"points": [{"customdata": "gpu:0"}]}, None, data)
+    rows = next(c.rowData for c in _walk(out) if getattr(c, "rowData", None))
+    assert list(rows[0])[:4] == ["path", "GB/s", "size", "blocks"]
+    keys = [(r["path"], r["size"], r["blocks"], r["settings"], r["benchmark"], r["reps"]) for r in rows]
+    # the one pair left alike: a host bidirectional run's two halves, which the bundled profile's
+    # measurements name no direction for (both 'bidir_host' from GPU0, 51.3 and 50.8 GB/s)
+    alike = [k for k in set(keys) if keys.count(k) > 1]
+    assert [k[4] for k in alike] == ["host_bidir_bandwidth"] and keys.count(alike[0]) == 2 and len(rows) > 10
+    assert rows[0]["path"] == "ce p2p_read GPU0->GPU1"
+
+
+def _walk(c):
+    yield c
+    kids = getattr(c, "children", None)
+    for k in kids if isinstance(kids, (list, tuple)) else ([kids] if kids is not None else []):
+        if not isinstance(k, (str, int, float)):
+            yield from _walk(k)

@@ -79,3 +79,12 @@ def test_a_chart_with_nothing_to_place_says_why():
            "a link) (the table lists each)" in notes
     two = P.analyze([P.read_trace(EX / f"train_2xh200_rank{r}.json.gz") for r in (0, 1)], REF)
     assert not any(str(a.text).startswith("No collective") for a in trace_collectives_figure(two, REF).layout.annotations)
+
+
+def test_the_trace_pages_matched_calls_show_no_python_tuples(report):
+    from linkroof.dashboard.app import _matched_row
+
+    rows = [_matched_row(m) for m in report.matched]
+    assert rows[3]["process group"] == "0" and rows[3]["call"] == 4 and rows[3]["ranks"] == "0,1"
+    assert rows[3]["last_rank"] == "1" and rows[0]["last_rank"] == "none (a tie)"
+    assert not any("(" in str(v) and "," in str(v) and str(v).startswith("(") for r in rows for v in r.values())

@@ -18,7 +18,7 @@ from ..roofline.summaries import (NOT_HELD, collective_rows, compare_profiles, h
 from ..roofline.timeline import flops_text, short_name
 from ..schema import Profile, known
 from ..store import Store
-from ..units import gbps
+from ..units import format_size, gbps
 from . import figures as F
 from . import plotlyjs
 
@@ -417,12 +417,19 @@ def topology_detail(click: dict | None, pid: str | None, data: Data) -> Any:
         # its transfers (collectives have their page; block and size sweeps, and copies beside a GEMM, theirs)
         if g in m.spec.devices and m.bytes_per_rep and not m.spec.params.get("sweep") and "parts" not in m.spec.params \
                 and m.spec.mechanism != "nccl" and m.spec.name != "copy_under_compute":
-            rows.append({"benchmark": m.spec.name, "mechanism": m.spec.mechanism, "pattern": m.spec.pattern,
-                         "gpus": ",".join(map(str, m.spec.devices)), "GB/s": round(gbps(m.bandwidth_bytes_per_s), 1),
-                         "verified": m.verified_text})
+            # the key and the figure first, then what tells two rows of one path apart: size, blocks
+            path = "->".join(f"GPU{d}" for d in m.spec.devices) if len(m.spec.devices) > 1 else f"GPU{m.spec.devices[0]}"
+            rows.append({"path": f"{m.spec.mechanism} {m.spec.pattern} {path}",
+                         "GB/s": round(gbps(m.bandwidth_bytes_per_s), 1), "size": format_size(m.spec.message_bytes),
+                         "blocks": m.spec.params.get("blocks", "-"),
+                         "settings": ", ".join(f"{k}={v}" for k, v in sorted(m.spec.params.items()) if k != "blocks"),
+                         "benchmark": m.spec.name, "reps": len(m.times_s) or m.spec.repetitions,
+                         "verified": m.verified_text, "_o": (m.spec.pattern, m.spec.mechanism, m.spec.message_bytes)})
     order = {"p2p_read": 0, "p2p_write": 0, "bidir": 1}
     mech = {"ce": 0, "sm": 1, "tma": 2}
-    rows.sort(key=lambda r: (order.get(r["pattern"], 2), mech.get(r["mechanism"], 3), r["benchmark"]))  # its pairs first
+    rows.sort(key=lambda r: (order.get(r["_o"][0], 2), mech.get(r["_o"][1], 3), r["path"], -r["GB/s"]))  # its pairs first
+    for r in rows:
+        del r["_o"]
     return html.Div([html.H5(f"GPU{g}: {len(rows)} figures"), _table(rows, Id.TOPO_GPU_TABLE.value, 10)])
 
 
@@ -604,7 +611,8 @@ def _step_row(s: Any, saved: tuple[float, float]) -> dict:
 
 
 def _matched_row(m: Any) -> dict:
-    return {"key": str(m.key), "collective": m.collective, "size_bytes": m.size_bytes, "ranks": str(m.ranks),
+    return {"process group": str(m.key[1]), "call": m.key[-1], "collective": m.collective,  # never a tuple's repr
+            "size_bytes": m.size_bytes, "ranks": ",".join(map(str, m.ranks)),
             "skew_us": round(m.skew_s * 1e6, 3), "transfer_us": round(m.transfer_s * 1e6, 3),
             "busbw of the transfer (GB/s)": round(m.busbw / 1e9, 2) if m.busbw else None,
             "last_rank": m.last_words, "matched_by": m.matched_by,
