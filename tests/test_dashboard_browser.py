@@ -113,7 +113,7 @@ def test_clicking_a_gpu_shows_its_figures(server, browser):
     }""")
     page.wait_for_function("document.querySelector('#topology-detail').innerText.includes('GPU0:')", timeout=10000)
     page.wait_for_function("document.querySelector('#topology-detail').innerText.includes('p2p_')", timeout=10000)
-    assert "p2p_read_bandwidth" in page.inner_text("#topology-detail")
+    assert "ce p2p_read GPU0->GPU1" in page.inner_text("#topology-detail")
     assert not errors, errors
     page.close()
 
@@ -237,7 +237,7 @@ def test_roofline_page_draws_the_decomposition(browser, tmp_path):
         page, errors = open_page(browser, base + "/roofline")
         page.wait_for_selector("#decomposition-graph .js-plotly-plot", timeout=20000)
         names = page.evaluate("document.querySelector('#decomposition-graph .js-plotly-plot').data.map(t => t.name)")
-        assert {"host launch (measured)", "collective", "unexplained", "cost-model bound"} <= set(names), names
+        assert {"host launch (measured)", "measured NCCL", "unexplained", "cost-model bound"} <= set(names), names
         page.screenshot(path=str(shots_dir(tmp_path) / "roofline-decomposition.png"), full_page=True)
         assert not errors, errors
         page.close()

@@ -283,4 +283,5 @@ FITS_NOTE = ("time = latency_s + size / bandwidth_bytes_per_s fitted to the poin
              "properties (the cost model bounds with the measured points' lower envelope, never with a fit)")
 
 
-PROFILE_HELP = "Profile id (or prefix), a profile JSON file, or 'reference' (default: newest in the store)."
+PROFILE_HELP = ("Profile id (or prefix), a profile JSON file, or 'reference' (default: the newest profile linkroof measured, "
+                "else the bundled reference; an imported one only when named).")
