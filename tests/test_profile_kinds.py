@@ -105,3 +105,17 @@ def test_an_imports_export_says_whose_figures_they_are(tmp_path):
     assert "NVLink per GPU, one direction: spec not known (an import carries no topology)" in E.brief(p, E.facts(p))
     mine = E.brief(bundled_profile(), E.facts(bundled_profile()))
     assert "Figures are measured by linkroof" in mine and "bundled reference" in mine
+
+
+def test_every_page_of_an_import_says_it_is_imported(tmp_path):
+    from linkroof.profiler.session import provenance
+
+    runner = CliRunner()
+    store = _store_with(tmp_path)
+    pid = _import(runner, store)
+    p = resolve_profile(pid, store)[0]
+    line = provenance(p, None)
+    assert line.startswith("Imported results, not measured by linkroof: nccl-tests figures imported ")
+    assert "measured elsewhere" not in line
+    data = A.create_app(store).linkroof_data
+    assert "Imported results, not measured by linkroof" in str(A.banner(pid, data))

@@ -86,6 +86,11 @@ def provenance(profile: Profile, here: Topology | None) -> str | None:
         gpus[str(g.name)] = gpus.get(str(g.name), 0) + 1
     what = " + ".join(f"{n} x {k}" for k, n in gpus.items()) or "no GPUs"
     where = f"{what} on {', '.join(profile.hostnames)}, {profile.created_at[:10]}"
+    if profile.kind == "imported":  # never "measured elsewhere": another tool's figures, said whose
+        diffs = machine_differences(profile.topology, here) if here is not None and profile.topology.links_known \
+            else []
+        return (f"Imported results, not measured by linkroof: {profile.kind_words.split(' (')[0]} ({where})"
+                + (f"; another machine: {'; '.join(diffs)}" if diffs else "") + ".")
     if is_reference(profile):
         return (f"This is linkroof's bundled reference profile, measured on another machine ({where}), not on this "
                 "one" + (": no NVIDIA GPU here" if here is None else "") + ".")
