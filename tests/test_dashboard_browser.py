@@ -114,6 +114,13 @@ def test_clicking_a_gpu_shows_its_figures(server, browser):
     page.wait_for_function("document.querySelector('#topology-detail').innerText.includes('GPU0:')", timeout=10000)
     page.wait_for_function("document.querySelector('#topology-detail').innerText.includes('p2p_')", timeout=10000)
     assert "ce p2p_read GPU0->GPU1" in page.inner_text("#topology-detail")
+    # at 1280 px the path and its GB/s are on screen (issue 45: GB/s was off to the right)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.wait_for_timeout(600)
+    heads = page.evaluate("""() => Array.from(document.querySelectorAll('#topology-detail .ag-header-cell'))
+        .map(h => ({text: h.innerText.trim(), right: h.getBoundingClientRect().right}))""")
+    seen = {h["text"]: h["right"] for h in heads if h["text"] in ("path", "GB/s")}
+    assert set(seen) == {"path", "GB/s"} and all(0 < r <= 1280 for r in seen.values()), heads
     assert not errors, errors
     page.close()
 
