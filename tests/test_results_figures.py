@@ -845,3 +845,12 @@ def test_issue_43_whole_zoo_self_check_and_timing():
             for r in gzip.open(d / f, "rt").read().splitlines() if r.strip()]
     assert all(r["correct"] for r in rows)
     assert [f"{r['speedup']:.2f}x" for r in rows] == ["3.17x", "2.26x"]
+
+
+def test_the_checkers_mutation_figure():
+    d = json.loads((DATA / "2026-12-04-mutation" / "report-contradictions.json").read_text())
+    m = d["modules"]["linkroof.roofline.contradictions"]
+    [[name, killed, text, equivalent, open_, share]] = table_after("| Module | Killed | Text only | Equivalent | Open |")
+    assert name == "linkroof.roofline.contradictions"
+    assert [int(killed), int(text), int(equivalent), int(open_)] == [m["killed"], m["text"], m["equivalent"], m["open"]]
+    assert numbers(share)[0] == round(100 * m["killed_share"], 1) == round(100 * m["killed"] / (m["killed"] + m["open"]), 1)
