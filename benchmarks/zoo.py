@@ -84,7 +84,7 @@ def summary(name, out, verdict):
             "gated_note": r.gated_note, "launch_share_s": r.launch_share_s, "clock": to_dict(r.clock),
             "gated_clock": to_dict(r.gated_clock), "steady_note": r.steady_note,
             "warm_median_s": statistics.median(r.warm_times_s) if r.warm_times_s else None,
-            "input_bytes": getattr(r, "input_bytes", None), "l2_bytes": getattr(r, "l2_bytes", None),
+            "input_bytes": r.input_bytes, "l2_bytes": r.l2_bytes,
             "timeline": to_dict(t), "timeline_note": r.timeline_note, "verdict": verdict, "notes": out.notes,
             "kernel_counters": out.kernel_counts, "counters_note": out.counters_note,
             "placements": [{"name": p.workload.name, "limiter": p.limiter, "flags": list(p.flags),

@@ -620,9 +620,6 @@ class Placement:
         return tuple(out)
 
 
-PROFILE_KINDS = ("measured", "imported", "placements", "reference")
-
-
 def kind_of(label: str, measurements: int) -> str:
     """What a stored profile holds, from its index row (label, measurement count):
     'reference' (linkroof's bundled one, labelled "reference:"), 'imported' (another

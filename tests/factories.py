@@ -54,33 +54,13 @@ def profile(measurements: Sequence[Measurement] = (), topologies: Sequence[Topol
 
 def showcase_profile() -> Profile:
     """The bundled 2 x H200 profile with placements recorded on H200s, for the pages as a
-    person reads them (the browser's screenshot test, docs/img): the zoo's twelve
-    kernels that ncu counted (one H200, 2026-12-02: each placed by its CUPTI time per call
-    and its counted work, as compare --counters does) and a 128 MiB all-reduce through a
-    clone, 537.2 us on 2 x H200 (benchmarks/data/2026-11-30-6/case-ar-clone-134217728)."""
+    person reads them (the browser's screenshot test, docs/img): the bundled examples
+    (linkroof/data/examples.placements.json, made by examples/roofline/make_placements.py:
+    the zoo's twelve kernels that ncu counted on one H200 and a 128 MiB all-reduce on 2 x
+    H200), placed as the user's own."""
     import dataclasses
-    import gzip
-    import json
-    from pathlib import Path
 
-    from linkroof.profiler import ncu as N
-    from linkroof.profiler.session import bundled_profile
-    from linkroof.roofline import timeline as T
-    from linkroof.roofline import workload as W
-    from linkroof.roofline.baseline import kernel_group_placements
-    from linkroof.roofline.model import MachineModel
-    from linkroof.roofline.place import place
+    from linkroof.profiler.session import bundled_profile, example_placements
 
-    zoo = Path(__file__).parent / "data" / "zoo"
-    recorded = json.loads(gzip.open(zoo / "recordings.json.gz", "rt").read())
-    pages = json.loads(gzip.open(zoo / "ncu.json.gz", "rt").read())
-    ref = bundled_profile()
-    model = MachineModel.from_profile(ref)
-    placed = [place(W.collective("all_reduce", 134217728, 2), 537.2479856014252e-6, model)]
-    for name in sorted(pages):
-        acts, starts, host_of = T.from_record(recorded[name])
-        kernels, _, _ = kernel_group_placements(name, T.summarize(acts, starts, host_of),
-                                                N.read_page(pages[name]).per_name(), model)
-        placed += kernels
-    return dataclasses.replace(ref, id="showcase", label="2 x H200 reference, with kernels and calls placed",
-                               placements=tuple(placed))
+    return dataclasses.replace(bundled_profile(), id="showcase", label="2 x H200 reference, with kernels and calls placed",
+                               placements=example_placements())

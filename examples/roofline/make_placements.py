@@ -27,7 +27,7 @@ def main() -> None:
     from linkroof.roofline.baseline import kernel_group_placements
     from linkroof.roofline.model import MachineModel
     from linkroof.roofline.place import place
-    from linkroof.schema import dumps
+    from linkroof.schema import Profile, dumps, loads
 
     zoo = ROOT / "tests" / "data" / "zoo"
     recorded = json.loads(gzip.open(zoo / "recordings.json.gz", "rt").read())
@@ -45,7 +45,9 @@ def main() -> None:
     doc = dataclasses.replace(ref, id="examples", label="examples: " + " ".join(__doc__.split("\n\n")[0].split()),
                               measurements=(), skipped=(), placements=tuple(placed))
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "linkroof" / "data" / "examples.placements.json"
-    out.write_text(dumps(doc) + "\n")
+    text = dumps(doc) + "\n"
+    assert len(loads(text, Profile).placements) == len(placed)  # read back before it is written
+    out.write_text(text)
     print(f"wrote {out}: {len(placed)} placements")
 
 

@@ -78,7 +78,9 @@ def rank_doc(rank: int, times: tuple[float, float]) -> dict:
 def main() -> None:
     times = tuple(nccl_us(s) for s in SIZES)
     for rank in (0, 1):
-        data = json.dumps(rank_doc(rank, times), indent=None).encode()
+        doc = rank_doc(rank, times)
+        data = json.dumps(doc, indent=None).encode()
+        assert json.loads(data) == doc  # read back before it is written
         (HERE / f"train_2xh200_rank{rank}.json.gz").write_bytes(gzip.compress(data, mtime=0))
     print(f"wrote train_2xh200_rank0/1.json.gz; all-reduce times {times} us (the reference's NCCL)")
 

@@ -1000,8 +1000,7 @@ def serve(app: Any, host: str, port: int, debug: bool = False) -> None:
     from waitress import serve as waitress_serve
 
     logging.getLogger("waitress").setLevel(logging.WARNING)  # the URL is said once, by linkroof
-    check_listen(host, port)
-    try:
+    try:  # the callers check the port before printing its URL (check_listen)
         waitress_serve(app.server, host=host, port=port, threads=8)
-    except OSError as e:  # taken between the check and the bind
+    except OSError as e:  # taken between that check and the bind, or a caller that did not check
         raise ServeError(f"cannot serve on {host} port {port}: {e.strerror or e}; give another with --port") from None

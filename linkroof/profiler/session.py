@@ -71,10 +71,6 @@ def profile_kind(profile: Profile) -> str:
     return "reference" if is_reference(profile) else profile.kind
 
 
-def kind_words(profile: Profile) -> str:
-    return profile.kind_words
-
-
 def provenance(profile: Profile, here: Topology | None) -> str | None:
     """One line for the top of every view when the profile shown is not this machine's:
     the bundled reference, any profile where no GPU is here to compare, or a profile of
