@@ -129,10 +129,10 @@ def clock_state(times_s: Sequence[float], windows: Sequence[tuple[float, float]]
                  f"clock went from {first:.0f} to {last:.0f} MHz")
     elif drift > DRIFT:
         lo, hi = min(times_s), max(times_s)
-        spread = f"batches from {lo * 1e3:.4g} to {hi * 1e3:.4g} ms, {hi / lo - 1:.1%} apart" if lo > 0 else ""
+        spread = f" (batches from {lo * 1e3:.4g} to {hi * 1e3:.4g} ms, {hi / lo - 1:.1%} apart)" if lo > 0 else ""
         note += (f"; the calls' times moved {sustained / burst - 1:+.1%} from the first batches to the last with no "
                  "clock, power or thermal evidence of a GPU state (SM clock steady, no cap holding it, power flat): "
-                 f"host-side variance ({spread})")
+                 f"host-side variance{spread}")
         if busy_share is not None and busy_share >= GPU_BUSY:
             note += (f", though the recorded pass kept the GPU busy {busy_share:.0%}: cause not established")
         elif busy_share is not None:
