@@ -241,6 +241,82 @@ def test_a_frame_with_a_wrong_signature_is_a_violation(tmp_path):
     assert ch.reports[0].perf is None and ch.violations == ["rank 0's perf frame failed its signature"]
 
 
+
+def test_the_marks_carry_the_time_they_were_sent_however_late_the_judge_reads_them(tmp_path, monkeypatch):
+    """The judge's mark reader kept from running for the whole timed loop (as a loaded
+    machine delays it): the start and end marks, sent 200 ms apart, are still 200 ms
+    apart in the judge's record, stamped by its kernel as they were sent. Stamped when
+    read, both would carry the moment the reader ran (a wall of ~0 ms: an honest time
+    called impossible, as under 4 suites on 2 cores)."""
+    import threading
+    import time
+
+    gate = threading.Event()
+    serve = Listener._serve_marks
+
+    def late(self, conn, rank):
+        gate.wait(10)
+        serve(self, conn, rank)
+
+    monkeypatch.setattr(Listener, "_serve_marks", late)
+    ch = Listener("", str(tmp_path / "o"), 1)
+    fds = ch.connect()
+    assert 0 in ch.mark_fds and ch.inherited(fds) == sorted([fds[0], ch.mark_fds[0]])
+    mine, mark = os.dup(fds[0]), os.dup(ch.mark_fds[0])
+    ch.release()
+    try:
+        rep = Reporter(0, mine, mark_fd=mark)
+        rep.mark("timing_start")
+        time.sleep(0.2)
+        rep.mark("timing_end")
+        time.sleep(0.1)
+        gate.set()  # the reader runs only now, 300 ms after the first mark
+        rep.close()
+    finally:
+        gate.set()
+        ch.close()
+    marks = ch.reports[0].marks
+    assert 0.19 <= marks["timing_end"] - marks["timing_start"] < 0.29, marks
+    assert not ch.violations
+
+
+def test_a_mark_not_signed_with_the_ranks_key_is_a_violation(tmp_path):
+    import json
+    import socket
+
+    ch = Listener("", str(tmp_path / "o"), 1)
+    fds = ch.connect()
+    mine, mark = os.dup(fds[0]), os.dup(ch.mark_fds[0])
+    ch.release()
+    try:
+        rep = Reporter(0, mine, mark_fd=mark)
+        raw = socket.socket(fileno=os.dup(mark))
+        raw.send(json.dumps({"name": "timing_start", "mac": "0" * 64}).encode())  # a forger without the key
+        raw.send(b"not json")
+        raw.close()
+        rep.mark("timing_end")
+        rep.close()
+    finally:
+        ch.close()
+    assert set(ch.reports[0].marks) == {"timing_end"}
+    assert any("mark frame failed its signature" in v for v in ch.violations)
+    assert any("malformed mark" in v for v in ch.violations)
+
+
+def test_the_mark_sockets_travel_in_the_environment(monkeypatch):
+    ch = Listener("", "/nonexistent-never-written", 2, in_memory=True)
+    fds = ch.connect()
+    try:
+        env = ch.env(fds)
+        monkeypatch.setenv("LINKROOF_SCORE_FDS", env["LINKROOF_SCORE_FDS"])
+        monkeypatch.setattr(Reporter, "MARK_FDS", {})
+        assert Reporter.fds_from_env() == fds
+        assert Reporter.MARK_FDS == ch.mark_fds and "LINKROOF_SCORE_FDS" not in os.environ
+    finally:
+        ch.release()
+        ch.close()
+
+
 class _Sink:
     def __init__(self):
         self.sent = []
@@ -383,6 +459,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 
+@pytest.mark.long
 @settings(max_examples=5, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(st.lists(st.sets(st.sampled_from(ACTS), min_size=1, max_size=3), min_size=2, max_size=4, unique_by=frozenset))
 def test_fuzzed_hostile_candidates_each_get_one_honest_row(tmp_path_factory, cands):

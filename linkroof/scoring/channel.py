@@ -17,7 +17,11 @@ payload. Outputs are NumPy .npy files streamed out, never held whole in the chil
 candidate's into files in a folder the child is never told of, the reference's (the
 answers) into anonymous memory files (memfd) of the judge, never on a file system a
 candidate could read. `mark` frames (the timed loop's start and end) are stamped with
-the judge's own clock when they arrive."""
+the judge's own clock when they arrive: by the judge's kernel, on a second socket per
+rank (SOCK_SEQPACKET with SO_TIMESTAMPNS), when the child sends them, so a judge slowed
+by a loaded machine (its reader scheduled late) does not shrink the wall time it saw
+and call an honest time impossible (a 30 ms loop read as 0.07 ms under 4 suites on 2
+cores, 2026-12-04). Without that socket a mark comes on the stream, stamped when read."""
 
 from __future__ import annotations
 
@@ -34,7 +38,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ENV_FDS = "LINKROOF_SCORE_FDS"  # "RANK:FD,RANK:FD": the inherited descriptors, by rank
+ENV_FDS = "LINKROOF_SCORE_FDS"  # "RANK:FD[:MARKFD],...": the inherited descriptors, by rank
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux's value; Python names it on some builds only
+SCM_TIMESTAMPNS = SO_TIMESTAMPNS
+MAX_MARK = 512  # a mark message's bytes
 MAX_HEADER = 1 << 20
 DEFAULT_MAX_OUTPUT_BYTES = 4 << 30  # one rank's outputs of one trial together
 KINDS = ("output", "trials", "perf", "error", "checks", "mark")
@@ -55,7 +62,7 @@ class RankReport:
     perf: dict | None = None
     error: dict | None = None
     checks: dict | None = None
-    marks: dict[str, float] = field(default_factory=dict)  # mark -> the judge's monotonic time at its arrival
+    marks: dict[str, float] = field(default_factory=dict)  # mark -> the judge's time at its arrival (s, CLOCK_REALTIME)
 
 
 class Listener:
@@ -77,6 +84,8 @@ class Listener:
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
         self._children: list[socket.socket] = []
+        self._keys: dict[int, bytes] = {}
+        self.mark_fds: dict[int, int] = {}  # rank -> the child's end of its mark socket
 
     def connect(self) -> dict[int, int]:
         """One socketpair per rank: the judge serves its end; the child's ends (rank ->
@@ -90,10 +99,27 @@ class Listener:
             t = threading.Thread(target=self._serve, args=(mine, rank), daemon=True)
             t.start()
             self._threads.append(t)
+            try:  # the marks' own socket, stamped by the kernel as they are sent
+                mmine, mtheirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+                mmine.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+            except OSError:
+                continue  # no such socket here: marks come on the stream, stamped when read
+            mtheirs.set_inheritable(True)
+            self._children.append(mtheirs)
+            self.mark_fds[rank] = mtheirs.fileno()
+            t = threading.Thread(target=self._serve_marks, args=(mmine, rank), daemon=True)
+            t.start()
+            self._threads.append(t)
         return out
 
+    def inherited(self, fds: dict[int, int]) -> list[int]:
+        """The descriptors a child holding `fds` (rank -> stream) inherits: its streams
+        and their ranks' mark sockets."""
+        return sorted(list(fds.values()) + [self.mark_fds[r] for r in fds if r in self.mark_fds])
+
     def env(self, fds: dict[int, int]) -> dict[str, str]:
-        return {ENV_FDS: ",".join(f"{r}:{fd}" for r, fd in sorted(fds.items()))}
+        return {ENV_FDS: ",".join(f"{r}:{fd}" + (f":{self.mark_fds[r]}" if r in self.mark_fds else "")
+                                  for r, fd in sorted(fds.items()))}
 
     def release(self) -> None:
         """Close the child's ends in the judge (once the child holds them): a rank's
@@ -128,6 +154,8 @@ class Listener:
                     return
                 rep = self.reports[rank] = RankReport()
             key = secrets.token_bytes(32)
+            with self._lock:
+                self._keys[rank] = key  # before the child has it: its marks can be checked on arrival
             conn.sendall(_frame({"key": key.hex()}))
             while True:
                 try:
@@ -140,6 +168,44 @@ class Listener:
         finally:
             f.close()
             conn.close()
+
+    def _serve_marks(self, conn: socket.socket, rank: int) -> None:
+        """A rank's marks, each one message, stamped by the kernel when the child sent it
+        (SCM_TIMESTAMPNS, CLOCK_REALTIME) and signed: HMAC(key, "mark:" + name)."""
+        try:
+            while True:
+                data, anc, flags, _ = conn.recvmsg(MAX_MARK, socket.CMSG_SPACE(16))
+                if not data:
+                    return  # the child's end closed
+                stamp = None
+                for level, kind, value in anc:
+                    if level == socket.SOL_SOCKET and kind == SCM_TIMESTAMPNS and len(value) >= 16:
+                        sec, nsec = struct.unpack("qq", value[:16])
+                        stamp = sec + nsec * 1e-9
+                try:
+                    doc = json.loads(data) if not flags & socket.MSG_TRUNC else None
+                except ValueError:
+                    doc = None
+                if not isinstance(doc, dict) or not isinstance(doc.get("name"), str):
+                    self._violation(f"a malformed mark on rank {rank}'s mark socket")
+                    continue
+                name = doc["name"][:40]
+                with self._lock:
+                    key, rep = self._keys.get(rank), self.reports.get(rank)
+                if key is None or rep is None or not hmac.compare_digest(str(doc.get("mac")), _mark_mac(key, name)):
+                    self._violation(f"rank {rank}'s mark frame failed its signature")
+                    continue
+                self._mark(rep, name, stamp if stamp is not None else time.time())
+        except OSError:
+            return
+        finally:
+            conn.close()
+
+    def _mark(self, rep: RankReport, name: str, at: float) -> None:
+        """The first mark of each name counts, 16 names at most."""
+        with self._lock:
+            if name and name not in rep.marks and len(rep.marks) < 16:
+                rep.marks[name] = at
 
     def _take(self, rank: int, rep: RankReport, key: bytes, header: dict, f: Any) -> None:
         kind, size = header.get("type"), header.get("bytes", 0)
@@ -188,12 +254,12 @@ class Listener:
             self._violation(f"rank {rank}'s {kind} frame failed its signature")
             return
         doc = json.loads(payload or b"null")
+        if kind == "mark":  # on the stream (no mark socket): stamped when read
+            name = str((doc or {}).get("name", ""))[:40] if isinstance(doc, dict) else ""
+            self._mark(rep, name, time.time())
+            return
         with self._lock:
-            if kind == "mark":  # stamped with the judge's clock on arrival; the first of each name counts
-                name = str((doc or {}).get("name", ""))[:40] if isinstance(doc, dict) else ""
-                if name and name not in rep.marks and len(rep.marks) < 16:
-                    rep.marks[name] = time.monotonic()
-            elif kind == "trials":
+            if kind == "trials":
                 rep.trials_done = int(doc.get("done", 0))
             elif kind in ("perf", "error", "checks"):
                 if getattr(rep, kind) is not None:
@@ -228,6 +294,10 @@ def _safe(s: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in s)
 
 
+def _mark_mac(key: bytes, name: str) -> str:
+    return hmac.new(key, b"mark:" + name.encode(), hashlib.sha256).hexdigest()
+
+
 def _frame(header: dict, payload: bytes = b"") -> bytes:
     body = json.dumps(header).encode()
     return struct.pack(">I", len(body)) + body + payload
@@ -253,9 +323,19 @@ class Reporter:
     """The child's end, made before any candidate code is imported: the inherited
     descriptor of its rank (then taken out of the environment), signed frames."""
 
-    def __init__(self, rank: int, fd: int):
+    MARK_FDS: dict[int, int] = {}  # rank -> the inherited mark socket, from LINKROOF_SCORE_FDS
+
+    def __init__(self, rank: int, fd: int, mark_fd: int | None = None):
         self._sock = socket.socket(fileno=fd)
         self._sock.set_inheritable(False)  # the candidate's subprocesses do not inherit it
+        mark_fd = Reporter.MARK_FDS.pop(rank, None) if mark_fd is None else mark_fd
+        self._marks = None
+        if mark_fd is not None:
+            try:
+                self._marks = socket.socket(fileno=mark_fd)
+                self._marks.set_inheritable(False)
+            except OSError:
+                self._marks = None
         self._sock.sendall(_frame({"rank": rank}))
         f = self._sock.makefile("rb")
         self._key = bytes.fromhex(_read_header(f)["key"])
@@ -263,12 +343,16 @@ class Reporter:
 
     @staticmethod
     def fds_from_env() -> dict[int, int]:
-        """rank -> inherited descriptor, from LINKROOF_SCORE_FDS (removed from the environment)."""
+        """rank -> inherited descriptor, from LINKROOF_SCORE_FDS (removed from the environment);
+        each rank's mark socket, where given, into Reporter.MARK_FDS."""
         out = {}
         for item in os.environ.pop(ENV_FDS, "").split(","):
-            r, _, fd = item.partition(":")
+            r, _, rest = item.partition(":")
+            fd, _, mark = rest.partition(":")
             if r.strip().isdigit() and fd.strip().isdigit():
                 out[int(r)] = int(fd)
+                if mark.strip().isdigit():
+                    Reporter.MARK_FDS[int(r)] = int(mark)
         return out
 
     @staticmethod
@@ -280,7 +364,11 @@ class Reporter:
 
     def mark(self, name: str) -> None:
         """A point the judge stamps with its own clock on arrival (the timed loop's start
-        and end: score.py checks the reported time against the wall time between them)."""
+        and end: score.py checks the reported time against the wall time between them):
+        on the mark socket, where the judge's kernel stamps it as it is sent."""
+        if self._marks is not None:
+            self._marks.send(json.dumps({"name": name, "mac": _mark_mac(self._key, name)}).encode())
+            return
         self.send("mark", {"name": name})
 
     def send(self, kind: str, doc: Any) -> None:
@@ -310,7 +398,9 @@ class Reporter:
             self._sock.sendall(data[s:s + (1 << 24)])
 
     def close(self) -> None:
-        try:
-            self._sock.close()
-        except OSError:
-            pass
+        for sock in (self._sock, self._marks):
+            try:
+                if sock is not None:
+                    sock.close()
+            except OSError:
+                pass

@@ -374,7 +374,7 @@ def run_target(target: Target, inputs: str, ranks: int, protocol: str, out_dir: 
             e.update(HOME="/tmp/home", XDG_CACHE_HOME="/tmp/home/.cache")
         if gpus is not None:
             e["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpus)
-        procs.append({"argv": [str(x) for x in cmd], "env": e, "fds": sorted(mine.values()), "cwd": os.getcwd()})
+        procs.append({"argv": [str(x) for x in cmd], "env": e, "fds": listener.inherited(mine), "cwd": os.getcwd()})
     from . import jail
 
     expose = exposed(_needed_paths(target, inputs, plans[0][1]))
@@ -391,7 +391,7 @@ def run_target(target: Target, inputs: str, ranks: int, protocol: str, out_dir: 
     try:
         proc = subprocess.Popen([sys.executable, "-m", "linkroof.scoring.jail"], stdin=subprocess.PIPE, stdout=log,
                                 stderr=subprocess.STDOUT, start_new_session=True, cwd=os.getcwd(),
-                                pass_fds=sorted(fds.values()), env=_jail_env() | {MARK: mark})
+                                pass_fds=listener.inherited(fds), env=_jail_env() | {MARK: mark})
         listener.release()  # the child holds its ends now
         try:
             proc.stdin.write(json.dumps(plan).encode())  # type: ignore[union-attr]
