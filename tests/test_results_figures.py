@@ -1271,3 +1271,387 @@ def test_ungated_median_against_torch_table():
         assert numbers(cells[4])[0] == round(paired, 1), cells[0]
         torch = [r["torch_us"] for r in rounds]
         assert numbers(cells[5]) == [round(min(torch), 1), round(max(torch), 1)], cells[0]
+
+
+# ---------------------------------------------------------------------------------------
+# Issue 44, item 6, third pass: the sections the second pass left, in the order of the file.
+
+BUNDLED = ROOT / "linkroof" / "data" / "h200x2.profile.json"
+
+
+@functools.lru_cache(maxsize=None)
+def _bundled():
+    """The bundled 2 × H200 reference as the file holds it (recorded 2026-11-30 19:39)."""
+    from linkroof.schema import Profile, loads
+
+    return loads(BUNDLED.read_text(), Profile)
+
+
+def test_the_fits_table_is_fits_table_py_on_the_bundled_profile(capsys, monkeypatch):
+    """fits_table.py over what `roofline --fits --json` writes (its `fits` list, built as
+    cli/placing.py builds it) for the bundled profile, the table word for word; and the
+    prose's figures from the same fits."""
+    import runpy
+
+    from linkroof.roofline.fits import profile_fits
+    from linkroof.schema import to_dict
+
+    fits = profile_fits(_bundled())
+    doc = {"fits": [{"name": f.name, "worst_error": f.worst_error, "points": len(f.points),
+                     "segments": to_dict(f.segments)} for f in fits]}
+    monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(doc)))
+    runpy.run_path(str(ROOT / "benchmarks" / "fits_table.py"), run_name="__main__")
+    made = capsys.readouterr().out.strip().splitlines()
+    at = RESULTS.index(made[0], RESULTS.index("## Fits of time = a + size / b"))
+    assert RESULTS[at:].split("\n\n")[0].splitlines() == made
+    worst = {f.name: f.worst_error * 100 for f in fits}
+    text = _flat("## Fits of time = a + size / b")
+    colls = max(v for k, v in worst.items() if k.startswith("nccl"))
+    tma = max(worst["tma p2p_read"], worst["tma p2p_write"])
+    red = max(worst["red p2p_write"], worst["tma_red p2p_write"])
+    _said(text, f"Collectives within {colls:.1f} %, copy-engine writes {worst['ce p2p_write']:.1f} %, TMA {tma:.1f} %",
+          f"the copy engine's read ({worst['ce p2p_read']:.1f} %), the SM write ({worst['sm p2p_write']:.1f} %) and the "
+          f"reductions into peer memory ({red:.1f} %)", f"re-recorded ({len(_bundled().measurements)} figures;")
+    sm_w = next(f for f in fits if f.name == "sm p2p_write").segments[1]
+    sm_r = next(f for f in fits if f.name == "sm p2p_read").segments[1]
+    _said(text, f"SM write's {sm_w.bandwidth_bytes_per_s / 1e9:.0f} GB/s over 8–32 KiB",
+          f"SM read's {sm_r.latency_s * 1e9:.0f} ns over 512 KiB–8 MiB")
+    assert (sm_w.lo, sm_w.hi, sm_r.lo, sm_r.hi) == (8 << 10, 32 << 10, 512 << 10, 8 << 20)
+
+
+def _figures(prof, name, mech, pattern=None, **params) -> list:
+    """dump.py's values (ns, GB/s or TFLOP/s) of a profile's figures, in the file's order."""
+    got = [_value(m) for m in prof.measurements if m.spec.name == name and m.spec.mechanism == mech
+           and (pattern is None or m.spec.pattern == pattern) and not m.spec.params.get("sweep")
+           and all(m.spec.params.get(k) == v for k, v in params.items())]
+    assert got, (name, mech, pattern, params)
+    return got
+
+
+TERMS = {  # row of the terms table (its start) -> (name, mechanism, pattern, params, unit scale, digits)
+    "empty kernel, back to back": ("launch_latency", "launch", "stream", {}, 1e-3, 2),
+    "empty kernel, CUDA-graph replay": ("launch_latency", "launch", "graph", {}, 1e-3, 2),
+    "host issue cost of one launch": ("launch_latency", "launch", "host_issue", {}, 1e-3, 1),
+    "host round trip": ("launch_latency", "launch", "host_roundtrip", {}, 1e-3, 1),
+    "… of which the Python loop": ("nccl_issue_cost", "launch", "python_share", {}, 1e-3, 2),
+    "intra-SM barrier": ("sync_latency", "sync", "mbarrier", {}, 1, 0),
+    "`__syncthreads`": ("sync_latency", "sync", "syncthreads", {}, 1, 0),
+    "inter-SM barrier": ("sync_latency", "sync", "grid_barrier", {}, 1, 0),
+}
+
+
+def test_cost_model_terms():
+    """The terms table from the bundled run (the bundled profile) with the first run's
+    figure in brackets (`terms-full.json.gz`); the reductions by size (first run), the
+    blocks to 90 % (summaries.saturation), the compute-beside table and its prose, the GEMM
+    checks' errors and the simultaneous totals."""
+    from linkroof.roofline.summaries import saturation
+    from linkroof.schema import Profile, loads
+
+    b, f = _bundled(), _profile("2026-11-30-5/terms-full.json.gz")
+    rows = table_after("| term | figure | how it is checked |")
+    assert len(rows) == 14
+    by = {cells[0]: numbers(cells[1]) for cells in rows}
+
+    def row(start):
+        (got,) = [v for k, v in by.items() if k.startswith(start)]
+        return got
+
+    for key, (name, mech, pattern, params, scale, digits) in TERMS.items():
+        want = [round(_figures(b, name, mech, pattern, **params)[0] * scale, digits)]
+        if key not in ("intra-SM barrier", "`__syncthreads`"):  # no bracket there
+            want.append(round(_figures(f, name, mech, pattern, **params)[0] * scale, digits))
+        assert row(key) == want, key
+    nccl = [m for m in b.measurements if m.spec.name == "nccl_issue_cost" and m.spec.pattern == "nccl_host"][0]
+    t = sorted(nccl.times_s)
+    first = _figures(f, "nccl_issue_cost", "launch", "nccl_host")[0] / 1e3
+    script = float(re.search(r"-- defaults\nall_reduce\s+8 B\s+issue\s+([\d.]+) us", _text("2026-11-30-5/nccl_parity.log.gz")).group(1))
+    assert row("NCCL grouped all-reduce 8 B") == [round(nccl.median_s * 1e6, 1), round((t[-1] - t[0]) / nccl.median_s * 100),
+                                                 round(first, 1), round(script, 1)]
+
+    def signal(prof, mech, sig):
+        pp = [m for m in prof.measurements if m.spec.name == "signal_latency" and m.spec.mechanism == mech
+              and m.spec.params.get("signal", sig) == sig]
+        return [_value(m) / 1e3 for m in pp if m.spec.pattern == "pingpong"][0], \
+            [_value(m) / 1e3 for m in pp if m.spec.pattern == "one_way"][0]
+
+    rt, one = signal(b, "sm", "st.relaxed.sys")
+    assert row("GPU0 ↔ GPU1 flag ping-pong") == [round(rt, 2), round(one, 2)]
+    for key, mech, sig in (("… SM `st.release.sys`", "sm", "st.release.sys"), ("… TMA `cp.async.bulk` ", "tma", "cp.async.bulk 16 B")):
+        rt, one = signal(b, mech, sig)
+        assert row(key) == [round(rt, 2), round(one, 2), round(signal(f, mech, sig)[0], 2)], key
+    for key, mech in (("`red.global.add.v4.f32`", "red"), ("`cp.reduce.async.bulk .add.f32`", "tma_red")):
+        # the best figure at 512 MiB (summarize's headline rule: the 264-block run or the block sweep's best)
+        assert row(key) == [round(max(_figures(p, "p2p_reduce_bandwidth", mech)), 1) for p in (b, f)], key
+
+    text = _flat("## Cost-model terms on 2 × H200")
+    sweep = {(m.spec.mechanism, m.spec.message_bytes): _value(m) for m in f.measurements
+             if m.spec.name == "p2p_reduce_bandwidth" and m.spec.params.get("sweep")}
+    from linkroof.units import format_size
+
+    sizes = sorted({s for _, s in sweep})
+    _said(text, *[f"{format_size(s)} {sweep[('red', s)]:.1f} / {sweep[('tma_red', s)]:.1f}" for s in sizes])
+    assert len(sizes) == 6
+    sm_write = max(_figures(b, "p2p_write_bandwidth", "sm", "p2p_write"))
+    share = [max(_figures(b, "p2p_reduce_bandwidth", m)) / sm_write * 100 for m in ("red", "tma_red")]
+    _said(text, f"reaches {min(share):.0f}–{max(share):.0f} % of an SM copy's {sm_write:.1f} GB/s write")
+    sat = {s["mechanism"] + " " + s["pattern"]: s for s in saturation(b)}
+
+    def at(key):
+        s = sat[key]
+        return s["blocks_needed"], s["points"][s["blocks_needed"]] / 1e9, s["peak"] / 1e9
+
+    said = [("SM read {} blocks ({:.1f} of {:.1f} GB/s)", "sm p2p_read"), ("TMA read {} ({:.1f} of {:.1f})", "tma p2p_read"),
+            ("`red` into peer {} ({:.1f} of {:.1f})", "red p2p_write"), ("TMA reduce into peer {} ({:.1f} of {:.1f})", "tma_red p2p_write")]
+    _said(text, *[s.format(*at(k)) for s, k in said])
+    red = sat["red p2p_write"]["points"]
+    _said(text, f"dips at 33 blocks ({red[33] / 1e9:.1f} GB/s, between {red[16] / 1e9:.1f} at 16 and {red[66] / 1e9:.1f} at 66)")
+    first = {s["mechanism"]: s["points"] for s in saturation(f)}["red"]
+    assert red[33] < min(red[16], red[66]) and first[33] < min(first[16], first[66])  # "in both runs"
+
+    def pair(name, mech_key, blocks):
+        got = {}
+        for m in b.measurements:
+            p = m.spec.params
+            if m.spec.name == name and p.get("while") == mech_key and p.get("blocks") == blocks:
+                got["alone" if p["beside"] == "nothing" else "beside"] = m
+        return got["beside"], got["alone"]
+
+    cost, loss, spread = {}, {}, []
+    for cells in table_after("| beside the GEMM | GEMM TFLOP/s beside / alone |"):
+        mech = {"copy": "ce", "SM": "sm", "TMA": "tma"}[cells[0].split()[0]]
+        blocks = int(numbers(cells[0])[0]) if mech != "ce" else None
+        gb, ga = pair("gemm_under_comm", mech, blocks)
+        cb, ca = pair("copy_under_compute", mech, blocks)
+        d = (_value(gb) / _value(ga) - 1) * 100
+        assert numbers(cells[1]) == [round(_value(gb), 1), round(_value(ga), 1), round(d, 1)], cells[0]
+        assert numbers(cells[2]) == [round(_value(cb), 1), round(_value(ca), 1)], cells[0]
+        cost[cells[0]], loss[cells[0]] = -d, (1 - _value(cb) / _value(ca)) * 100
+        ts = sorted(cb.times_s)
+        spread.append((ts[-1] - ts[0]) / cb.median_s * 100)
+    ce = cost.pop("copy engine")
+    loss.pop("copy engine")
+    _said(text, f"The copy engine costs the GEMM {ce:.1f} %", f"cost it {min(cost.values()):.0f}–{max(cost.values()):.0f} %",
+          f"lose {min(loss.values()):.0f}–{max(loss.values()):.0f} % beside the GEMM", f"(up to {max(spread):.0f} %)")
+    shares = {k: int(numbers(k)[0]) / 132 * 100 for k in cost}
+    more = sorted({int(numbers(k)[0]) for k, v in cost.items() if v > shares[k]})
+    _said(text, "more than their share of SMs at " + " and ".join(map(str, more)) + " ")
+    launch = _text("2026-11-30-5/launchers.log.gz")
+    checks = re.findall(r"^(\w+)\s+(normal|uniform)\s+[\d.]+ TFLOP/s\s+verified=(\w+) .*relative error (\S+)", launch, re.M)
+    assert checks and all(v == "True" for _, _, v, _ in checks)
+    err = {(d, i): e for d, i, _, e in checks}
+    _said(text, f"fp16 normal {float(err[('fp16', 'normal')]):.2e}".replace("e-0", "e-"),
+          f"uniform {float(err[('fp16', 'uniform')]):.2e} relative error".replace("e-0", "e-"))
+    first_run = dict(((d, i), e) for d, i, _, e in re.findall(
+        r"^(\w+)\s+(normal|uniform)\s+[\d.]+ TFLOP/s\s+verified=(\w+) .*relative error (\S+)", _text("2026-11-30-5/terms-validate.log.gz"), re.M))
+    assert first_run[("fp16", "uniform")] == "nan"
+    _said(text, "uniform fp16 after normal inputs: error NaN", f"bf16: {first_run[('bf16', 'uniform')]})")
+    lanes = [_value(m) for m in b.measurements if m.spec.name == "host_bidir_bandwidth" and m.spec.devices == (0,)]
+    total = [_value(m) for m in b.measurements if m.spec.name == "host_bidir_total_bandwidth" and m.spec.devices == (0,)]
+    d1 = loads(gzip.open(DATA / "2026-11-30-5/default-1.json.gz").read(), Profile)
+    peer = max(_value(m) for m in d1.measurements if m.spec.name.startswith("p2p_bidir_") and m.spec.name.endswith("_total_bandwidth")
+               and m.spec.mechanism == "ce")
+    _said(text, f"GPU0 {total[0]:.1f} GB/s (lanes {lanes[0]:.1f} + {lanes[1]:.1f} by their own events)",
+          f"CE peer both directions {peer:.1f} GB/s (first run")
+
+
+def test_nccl_on_the_latency_aware_bound(capsys, monkeypatch):
+    """nccl_on_cost_model.py's block over the bundled profile, word for word; the prose's
+    ranges from the same bound (cost.cost_bound as the script calls it); the one-shot
+    kernel beside that bound (`oneshot-floor.json.gz`, `oneshot-floor.log.gz`)."""
+    import runpy
+
+    from linkroof.profiler import session
+    from linkroof.roofline import cost
+    from linkroof.roofline import workload as W
+    from linkroof.roofline.collectives import dependent_steps
+    from linkroof.roofline.model import MachineModel
+    from linkroof.units import format_size
+
+    prof = _bundled()
+    monkeypatch.setattr(session, "bundled_profile", lambda *a: prof)
+    monkeypatch.setattr("sys.argv", ["nccl_on_cost_model.py"])
+    runpy.run_path(str(ROOT / "benchmarks" / "nccl_on_cost_model.py"), run_name="__main__")
+    made = capsys.readouterr().out.strip().splitlines()
+    section = _section("## The cost model against measured programs")
+    block = section[section.index("```\nall_gather") + 4:]
+    assert block[:block.index("\n```")].splitlines() == made
+    model = MachineModel.from_profile(prof)
+
+    def bound(coll, size):
+        return cost.cost_bound(W.collective(coll, size, 2), prof, model, "graph", 1, dependent_steps(coll, 2), "gpu").bound_s
+
+    rows = {}
+    for m in prof.measurements:
+        p = m.spec.params
+        if m.spec.mechanism == "nccl" and p.get("timing", "device") == "device" and not p.get("in_place") \
+                and p.get("dtype", "fp32") == "fp32" and p.get("rank_time") != "this rank":
+            rows.setdefault(m.spec.pattern, []).append((m.spec.message_bytes, m.median_s, bound(m.spec.pattern, m.spec.message_bytes)))
+    starts, above, below, small, ratio = set(), [], [], [], []
+    for pts in rows.values():
+        last = max(s for s, t, b in pts if b / t < 0.5)
+        starts.add(min(s for s, _, _ in pts if s > last))
+        above += [b / t * 100 for s, t, b in pts if s > last]
+        below += [b / t * 100 for s, t, b in pts if s <= last]
+        small += [t * 1e6 for s, t, b in pts if s <= 1 << 20]
+        ratio += [t / b for s, t, b in pts if s <= 1 << 20]
+    text = _flat("## The cost model against measured programs")
+    graph = _figures(prof, "launch_latency", "launch", "graph")[0] / 1e3
+    signal = [_value(m) / 1e3 for m in prof.measurements if m.spec.name == "signal_latency" and m.spec.pattern == "one_way"
+              and m.spec.params.get("signal") == "st.relaxed.sys"][0]
+    _said(text, f"From {format_size(min(starts)).replace(' MiB', '')}–{format_size(max(starts))} up NCCL sits at {min(above):.0f}–{max(above):.0f} %",
+          f"below, at {min(below):.0f}–{max(below):.0f} %", f"its {min(small):.1f}–{max(small):.1f} µs per call at 8 B–1 MiB are "
+          f"{min(ratio):.1f} to {max(ratio):.1f} times", f"({graph:.2f} µs graph launch, {signal:.2f} µs one-way signal")
+    assert all(dependent_steps(c, 2) == 1 for c in rows)  # "one dependent hop for every collective"
+    one = {(m["spec"]["pattern"], m["spec"]["message_bytes"]): statistics.median(m["times_s"])
+           for m in json.loads(_text("2026-11-30-6/oneshot-floor.json.gz")) if m["spec"]["mechanism"] == "oneshot"}
+    log = {(c, int(s)): float(n) / 1e6 for c, s, n in re.findall(r"^(\w+)\s+(\d+) B\s+one-shot\s+[\d.]+ us\s+NCCL\s+([\d.]+) us",
+                                                              _text("2026-11-30-6/oneshot-floor.log.gz"), re.M)}
+    upto = [k for k in one if k[1] <= 4096]
+    hop = bound("all_gather", 8) * 1e6
+    over = [one[k] / bound(*k) for k in upto]
+    nccl_over = [log[k] / one[k] for k in upto]
+    assert min(over) > 1  # "it never beats it"
+    _said(text, f"Up to 4 KiB the one-shot kernel takes {min(one[k] for k in upto) * 1e6:.1f}–{max(one[k] for k in upto) * 1e6:.1f} µs",
+          f"within {max(over):.1f}× of the cost model's bound ({hop:.2f} µs for one hop",
+          f"NCCL takes {min(nccl_over):.1f}–{max(nccl_over):.1f}× longer than it")
+
+
+def test_session_of_2026_12_02_one_h200():
+    """The graph-launch table and the HBM read figures (`one_gpu_terms_and_hbm.json.gz`),
+    the GPU test counts (both `one_gpu_validate.log`), the throttle warning, the read in
+    the suite's order and the cost model's launch term (`bench_one_gpu.json.gz`), the
+    reorder's figures (`b_*.json.gz`), compare's scale line (`compare.txt.gz`), the CUPTI
+    records (`cupti_probe.jsonl.gz`) and the bundled reference's counts and reads."""
+    from linkroof.schema import Profile, loads
+
+    steps = json.loads(_text("2026-12-02-1/one_gpu_terms_and_hbm.json.gz"))
+    launch = {}
+    for x in steps:
+        if x["name"] == "launch_latency" and x["pattern"] in ("graph", "stream"):
+            launch.setdefault(x["order"], {})[x["pattern"]] = x
+    rows = table_after("| step | kernels per sample | graph | stream | SM clock |")
+    assert len(rows) == 6
+    for cells, orders in zip(rows, ([0], [1, 2], [3], [4], [5], [6])):
+        xs = [launch[o] for o in orders]
+        assert numbers(cells[1]) == [xs[0]["graph"]["params"]["launches_per_sample"]], cells[0]
+        assert numbers(cells[2]) == [round(x["graph"]["median_s"] * 1e6, 3) for x in xs], cells[0]
+        assert numbers(cells[3]) == [round(x["stream"]["median_s"] * 1e6, 3) for x in xs], cells[0]
+        clocks = [int(xs[0]["graph"]["sm_clock_before"]), int(xs[-1]["graph"]["sm_clock_after"])]
+        assert numbers(cells[4]) == (clocks if clocks[0] != clocks[1] else clocks[:1]), cells[0]
+    capped = launch[5]["graph"]["throttled_s"]["sw_power_cap"]
+    assert f"sw_power_cap {capped * 1e3:.0f} ms during it" in rows[4][0]
+    text = _flat("## Session of 2026-12-02 (one H200")
+    graph = {o: launch[o]["graph"]["median_s"] * 1e6 for o in launch}
+    logs = [re.search(r"(\d+) passed, (\d+) skipped", _text(f"2026-12-02-{i}/one_gpu_validate.log")).groups() for i in (1, 2)]
+    assert logs[0] == logs[1] and "failed" not in _text("2026-12-02-1/one_gpu_validate.log").split("passed")[0][-200:]
+    bench = loads(gzip.open(DATA / "2026-12-02-2/bench_one_gpu.json.gz").read(), Profile)
+
+    def one(name, pattern=None, dtype=None):
+        (m,) = [m for m in bench.measurements if m.spec.name == name and (pattern is None or m.spec.pattern == pattern)
+                and (dtype is None or m.spec.params.get("dtype") == dtype)]
+        return m
+
+    warn = one("gemm_throughput", dtype="bf16").warnings[0]
+    assert not one("gemm_throughput", dtype="fp16").warnings
+    hbm = {x["step"]: x for x in steps if x["name"] != "launch_latency" and x["step"] != "read shape"}
+    shapes = [x for x in steps if x["step"] == "read shape"]
+    best = max(shapes, key=lambda x: x["bandwidth_GBps"])
+    good = [x for x in shapes if x["blocks"] * x["threads"] / 132 >= 1024 and x["unroll"] >= 4]
+    worst_good = min(x["bandwidth_GBps"] for x in good) / best["bandwidth_GBps"]
+    thin = [x for x in shapes if x["blocks"] * x["threads"] / 132 == 256 and x["unroll"] == 1]
+    write = [hbm["write, default shape"]["bandwidth_GBps"], _value(one("local_write_bandwidth"))]
+    _said(text, f"**GPU tests on one GPU**: {logs[0][0]} passed, {logs[0][1]} skipped".replace("**", ""),
+          f"({graph[0]:.3f} → {graph[3]:.3f} us", f"costs {min(graph[5], graph[6]):.2f}–{graph[4]:.2f} us for seconds",
+          f"(in the second call, run right after the GPU tests: {_value(one('launch_latency', 'graph')) / 1e3:.3f} us",
+          f'"{warn}"', f"read {hbm['read cold, default shape']['bandwidth_GBps']:.1f} GB/s on an idle GPU and "
+          f"{hbm['read warm, default shape']['bandwidth_GBps']:.1f} right after 3 s of GEMMs (SM clock "
+          f"{hbm['read warm, default shape']['sm_clock_before']} MHz)",
+          f"the GPU tests, {_value(one('local_read_bandwidth')):.1f} (`bench_one_gpu.json.gz`), while the write-only kernel gave "
+          f"{min(write):.1f}–{max(write):.1f} either way",
+          f"Over {len(shapes)} shapes ({min(x['blocks'] for x in shapes)}–{max(x['blocks'] for x in shapes)} blocks, "
+          f"{min(x['threads'] for x in shapes)}–{max(x['threads'] for x in shapes)} threads, unroll "
+          f"{min(x['unroll'] for x in shapes)}–{max(x['unroll'] for x in shapes)}) the best is {best['bandwidth_GBps']:.1f} "
+          f"({best['blocks']} × {best['threads']} × {best['unroll']})",
+          f"within {(1 - worst_good) * 100:.1f} % of it ({len(good)} shapes;", f"falls to {thin[0]['bandwidth_GBps']:.0f}")
+    assert len(thin) == 1 and worst_good > 0.989
+    reads = {m.spec.devices[0]: _value(m) for m in _bundled().measurements if m.spec.name == "local_read_bandwidth"}
+    _said(text, f"GPU0 read ({reads[0]:.1f}, taken right after GPU0's copies) against\nGPU1's {reads[1]:.1f}".replace("\n", " "),
+          f"GPU0 read-only figure ({reads[0]:.1f}, taken right after GPU0's copies)")
+    steps3 = {r["step"].split(" ", 1)[0]: r["GBps"] for r in json.loads(_text("2026-12-02-3/read_after_copies.json.gz"))}
+    slow = statistics.fmean(steps3[k] for k in ("4", "6", "7"))
+    b = {f: _value(next(m for m in loads(gzip.open(DATA / f"2026-12-02-3/{f}.json.gz").read(), Profile).measurements
+                        if m.spec.name == "local_read_bandwidth")) for f in ("b_local", "b_host_local", "b_local_compute")}
+    _said(text, f"runs {(1 - slow / steps3['1']) * 100:.1f} % slow",
+          f"gives {b['b_local']:.1f} GB/s, `--only host,local` {b['b_host_local']:.1f}, `--only local,compute` {b['b_local_compute']:.1f}",
+          f"the same order gave {_value(one('local_read_bandwidth')):.1f} before")
+    cmp = _text("2026-12-02-2/compare.txt.gz")
+    row = re.search(r"│ scale\s+│ measured │ ([\d.]+) us │[^│]+│ memory\s+│ ([\d.]+)%", cmp).groups()
+    roof = re.search(r"memory: bytes / HBM ([\d.]+) GB/s", cmp).group(1)
+    _said(text, f"y = 2x over 1 GiB of bf16: {row[0]} us, {row[1]} % of the measured HBM roof (a copy's {roof} GB/s)")
+    probe, dec, at = [], json.JSONDecoder(), 0
+    raw = _text("2026-12-02-2/cupti_probe.jsonl.gz")
+    while raw[at:].strip():
+        doc, end = dec.raw_decode(raw[at:].lstrip())
+        at += len(raw[at:]) - len(raw[at:].lstrip()) + end
+        probe.append(doc)
+    assert [p["cupti_python"] for p in probe] == ["13.0.0", "13.0.1", "13.2.0"] and all(p["ok"] for p in probe)
+    k = {(p["kernels"], p["memcpy"], p["memset"]) for p in probe}
+    assert len(k) == 1
+    (k,) = k
+    _said(text, f"({k[0]} kernel records, {k[1]} memcpy, {k[2]} memset)")
+    copies = sum(1 for m in _bundled().measurements if m.spec.params.get("sweep") and m.spec.mechanism in ("ce", "sm", "tma"))
+    nccl = sum(1 for m in _bundled().measurements if m.spec.mechanism == "nccl" and m.spec.params.get("timing") == "device")
+    _said(text, f"bundled reference ({copies} + {nccl})", f"of the {copies} sweep points were")
+
+
+def _held_time(cell: str, seconds: float) -> bool:
+    """A cell's leading "N unit" (ns, us, ms, s) is `seconds` at the precision it is quoted."""
+    n, unit = re.match(r"\s*([\d.]+) (ns|us|µs|ms|s)\b", cell).groups()
+    scale = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}[unit]
+    digits = len(n.split(".")[1]) if "." in n else 0
+    return float(n) == round(seconds / scale, digits)
+
+
+def _seconds(text: str) -> float:
+    n, unit = text.split()
+    return float(n) * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[unit]
+
+
+def test_the_timeline_of_compared_calls_program_table():
+    """compare's decomposition of each program and torch.utils.benchmark's median, both from
+    `one_gpu_timeline.log` (the second run of one_gpu_timeline.sh)."""
+    log = _text("2026-12-02-4/one_gpu_timeline.log")
+    blocks = {b.split("\n", 1)[0].strip(): b for b in log.split("== compare ")[1:]}
+    torch = {x["case"]: x["median_s"] for x in map(json.loads, re.findall(r"^(\{\"case\".*\})$", log, re.M))}
+    cases = {"y = 2x, 1 GiB fp32": "scale", "bf16 GEMM 8192³": "gemm8192", "bf16 GEMM 1024³": "gemm1024",
+             "200 dependent adds, 4 KiB": "chain", "layer norm 32768 × 8192 bf16": "layernorm"}
+    rows = table_after("| program | compare, ungated median | torch.utils.benchmark (same lease, own process) |")
+    assert [r[0] for r in rows] == list(cases)
+    for cells in rows:
+        b = blocks[cases[cells[0]]]
+        of = re.search(r"^\w+: of ([\d.]+ \w+): idle \(host / launch\) ([\d.]+ \w+), (\w+) kernels ([\d.]+ \w+)", b, re.M).groups()
+        median, theirs = _seconds(of[0]), torch[cases[cells[0]]]
+        assert _held_time(cells[1], median), cells[0]
+        assert _held_time(cells[2], theirs), cells[0]
+        if "%" in cells[2]:
+            assert numbers(cells[2].split("(")[1])[0] == round((median / theirs - 1) * 100, 1), cells[0]
+        kernels = re.search(r"Timeline per call \(cupti, 20 calls recorded\): (\d+) kernels", b).group(1)
+        assert numbers(cells[3])[0] == int(kernels), cells[0]
+        idle, kind, busy = re.match(r"idle ([\d.]+ \w+), (\w+) kernels ([\d.]+ \w+)", cells[4]).groups()
+        assert _held_time(idle, _seconds(of[1])) and kind == of[2] and _held_time(busy, _seconds(of[3])), cells[0]
+        bound = re.search(r"GPU was idle (\d+)% of each call, waiting for the host, which issued (\d+) kernels a call at "
+                          r"([\d.]+ \w+) each", b)
+        assert ("launch-bound" in cells[5] and "not launch-bound" not in cells[5]) == bool(bound), cells[0]
+        if bound and bound.group(2) == "1":
+            assert f"({bound.group(1)} % idle)" in cells[5], cells[0]
+        elif bound:
+            assert f"{bound.group(2)} kernels at {bound.group(3)} each" in cells[5], cells[0]
+    gated = re.search(r"behind the gate the same calls took ([\d.]+) us", blocks["chain"]).group(1)
+    _said(_flat("### The timeline of compared calls on one H200"), f"{gated} us a call behind the gate")
+
+
+def test_doors_the_whole_gpu_suite_on_the_final_code():
+    passed, skipped, failed, _ = _pytest_tail("2026-12-02-8/gpu_tests_final.log")
+    _said(_flat("## Doors that must not hang"), f"`python3 -m pytest tests/gpu`): {passed} passed, {skipped} skipped (they need "
+                                                f"two GPUs), {failed} failed (`benchmarks/data/2026-12-02-8/gpu_tests_final.log`)")
