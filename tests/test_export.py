@@ -25,11 +25,26 @@ def fs(profile):
 
 
 def test_every_figure_has_its_provenance_and_measured_ones_their_clock(fs):
+    """Issue 44, item 2: `assert f.clock` held for any text (clock_text never returns
+    ""). The bundled profile predates sampling: every measured roof, launch and sync
+    figure says "clock not sampled", a spec figure no clock at all; a sampled state reads
+    "<state> clock at <MHz> MHz"."""
+    from linkroof.schema import ClockState
+
     assert {f.provenance for f in fs} == {"measured", "spec", "nvml"}
+    clocked = 0
     for f in fs:
         assert f.value == f.value or f.topic == "gpu", f
         if f.provenance == "measured" and f.topic in ("hbm", "compute", "link", "launch", "sync"):
-            assert f.clock, f  # the bundled profile predates sampling: "clock not sampled", said
+            assert f.clock == "clock not sampled", f
+            clocked += 1
+        if f.provenance == "spec":
+            assert f.clock == "", f
+    assert clocked >= 5  # HBM, compute, link, launch and sync figures at least
+    assert E.clock_text(ClockState(state="burst", samples=10, sm_mhz_median=1980.0)) == "burst clock at 1980 MHz"
+    assert E.clock_text(ClockState(state="sustained", samples=10, sm_mhz_median=1469.6)) == \
+        "sustained clock at 1470 MHz"
+    assert E.clock_text(ClockState(state="unknown", samples=0)) == "clock not sampled"
     hbm = [f for f in fs if f.topic == "hbm"]
     assert max(f.value for f in hbm if f.provenance == "measured") == pytest.approx(4510.3e9, rel=1e-4)
     assert [f.value for f in hbm if f.provenance == "spec"] == [4.8e12]

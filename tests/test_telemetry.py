@@ -150,7 +150,14 @@ def test_prometheus_textfile(tmp_path):
     assert c.size_bytes == pytest.approx(2 << 30, rel=1e-5) and c.time_s == pytest.approx(8e-3)
     assert c.busbw == pytest.approx(c.recorded_busbw, rel=1e-5)
     report = T.analyze_telemetry([t], _reference())
-    assert report.rows[0].nccl_how  # placed, or said why not (the reference has 2 ranks, not 8)
+    # issue 44, item 2: `assert nccl_how` held for any row (every path sets a sentence). The
+    # reference measured NCCL on 2 ranks: no NCCL time for this 8-rank call, said so with
+    # both counts; its bound extrapolated past the 2 GPUs on 1 node, labelled; no data type
+    row = report.rows[0]
+    assert row.nccl_s is None and row.bound_s
+    assert row.nccl_how.startswith("the profile has NCCL on 2 ranks only, not 8; the bound is extrapolated: the "
+                                   "profile measured 2 GPU(s) on 1 node(s); a group of 8 ranks needs more")
+    assert row.nccl_how.endswith("the call's data type is not recorded: the profile's figure at fp32")
 
 
 def test_prometheus_size_label_that_disagrees_is_refused(tmp_path):

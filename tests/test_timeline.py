@@ -167,8 +167,16 @@ def test_compare_decomposes_the_chain_by_measurement_and_sizes_the_gate():
     assert any(n.startswith("launch-bound (measured)") and "200 launch(es)" in n for n in notes)
     placements, _ = kernel_placements("chain", r.median_s, None, None, MODEL, REF, timeline=r.timeline)
     d = placements[0].decomposition_s
-    assert d["idle between launches"] > 0.9 * sum(d.values()) and not any("not overlapped" in k for k in d)
-    assert sum(d.values()) == pytest.approx(r.median_s)
+    # by hand (issue 44, item 2: the parts' sum against the median held by construction, and
+    # no timeline part is ever named "not overlapped"): 200 kernels of 0.5 us = 100 us of
+    # memory work a call; the 2.0 ms timed leaves 1900 us idle, under the 1900.17 us
+    # recorded (3 calls, 0 to 6000.5 us, 300 us busy: 5700.5 us idle), so none is
+    # unattributed. The recorded idle's causes split it: the first 10 us (before the very
+    # first kernel, whose correlation id 0 has no API record) is not known, the other
+    # 5690.5 us waited on launches
+    assert d == pytest.approx({"memory (alone)": 100e-6, "idle between launches": 1900e-6 * 5690.5 / 5700.5,
+                               "idle (cause not recorded)": 1900e-6 * 10 / 5700.5}, rel=1e-6)
+    assert d["idle between launches"] > 0.9 * sum(d.values())
     assert placements[0].timeline.kernels_per_call == 200
 
 
@@ -189,7 +197,10 @@ def test_a_long_gemm_is_not_launch_bound_and_shows_no_serial_part():
     w = W.Workload("gemm", flops={"bf16": 2 * 8192 ** 3})
     placements, _ = kernel_placements("gemm", r.median_s, None, w, MODEL, REF, timeline=r.timeline)
     d = placements[0].decomposition_s
-    assert not any("not overlapped" in k for k in d) and d["compute (alone)"] > 0.98 * r.median_s
+    # by hand (issue 44, item 2: no timeline part is ever named "not overlapped", so that
+    # check could not fail): the kernel runs 1390 us of each 1400 us call and the call is
+    # timed at 1390 us, so the whole of it is the GEMM's, alone; no idle, nothing else
+    assert {k: v for k, v in d.items() if v} == pytest.approx({"compute (alone)": 1.39e-3}, rel=1e-6)
 
 
 def test_without_cupti_compare_says_so_and_keeps_its_event_timings():
@@ -211,10 +222,11 @@ def _recorded(name):
     return T.from_record(doc)
 
 
-@pytest.mark.parametrize("name, kernels, launch_bound", [("chain", 200, True), ("gemm1024", 1, True),
-                                                        ("gemm8192", 1, False), ("scale", 1, False),
-                                                        ("layernorm", 1, False)])
-def test_recorded_programs_on_one_h200(name, kernels, launch_bound):
+@pytest.mark.parametrize("name, kernels, launch_bound, alone", [
+    ("chain", 200, True, {"memory"}), ("gemm1024", 1, True, {"compute"}),
+    ("gemm8192", 1, False, {"compute", "memory"}), ("scale", 1, False, {"memory"}),
+    ("layernorm", 1, False, {"memory"})])
+def test_recorded_programs_on_one_h200(name, kernels, launch_bound, alone):
     """CUPTI records of five programs captured on one H200 (benchmarks/one_gpu_timeline.sh,
     2026-12-02): the kernels per call counted exactly, the verdict launch-bound only for
     the chain of 200 adds and the 1024^3 GEMM (whose kernel runs 5.4 us of a host-bound
@@ -225,8 +237,13 @@ def test_recorded_programs_on_one_h200(name, kernels, launch_bound):
     assert t.calls == 20 and t.kernels_per_call == kernels
     assert (T.host_verdict(t) is not None) is launch_bound
     parts = dict((k, v) for k, v, _ in T.measured_parts(t))
-    assert sum(parts.values()) == pytest.approx(t.span_s)
-    assert not any("not overlapped" in k for k in parts)
+    # issue 44, item 2: the parts summed against t.span_s (made from the same pieces) and the
+    # absence of "not overlapped" (a label measured_parts never makes) could not fail. Now:
+    # the period worked out here from the records (first call's start to last activity's
+    # end, per call), and exactly the idle and the classes that ran alone, no other part
+    period = (max(a.end_ns for a in acts) - min(starts)) * 1e-9 / len(starts)
+    assert sum(parts.values()) == pytest.approx(period, rel=1e-9)
+    assert set(parts) == {T.IDLE} | {f"{c} (alone)" for c in alone}
     if name == "gemm8192":
         assert t.kernels[0].kernel_class == "compute" and t.idle_s < 0.06 * t.span_s
     if name == "chain":
@@ -244,7 +261,11 @@ def test_the_timeline_is_drawn_on_the_roofline_page_and_in_the_report(tmp_path):
 
     acts, starts, host = _recorded("chain")
     t = T.summarize(acts, starts, host)
-    assert 0 < len(t.intervals) <= T.DRAWN
+    # the first three calls' activities are drawn (issue 44, item 2: `0 < n <= T.DRAWN` held by
+    # the cap itself): counted here from the recording, those starting before the 4th call:
+    # 199 + 200 + 200 (no launch times in this recording: a call's kernels split by start)
+    fourth = sorted(starts)[3]
+    assert len(t.intervals) == sum(1 for a in acts if sorted(starts)[0] <= a.start_ns < fourth) == 599
     placements, _ = kernel_placements("chain", 1.84e-3, None, None, MODEL, REF, timeline=t)
     prof = dataclasses.replace(REF, id="timeline-test", placements=tuple(placements))
     page = str(A.page_roofline(A.Data(str(tmp_path / "s.sqlite"), prof), None))

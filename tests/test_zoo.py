@@ -33,6 +33,24 @@ def analysed(name):
     return (T.with_host(t, *hp) if hp else t), acts
 
 
+def raw_period_and_busy(name):
+    """A recording's period and busy time per call, in seconds, by plain arithmetic on its
+    activity records (no linkroof code): from the first call's start to the last
+    activity's end, and the length of the union of every activity's interval."""
+    doc = RECORDED[name]
+    starts = [int(x) for x in doc["call_starts_ns"]]
+    iv = sorted((int(r[4]), int(r[5])) for r in doc["activities"] if int(r[5]) > int(r[4]))
+    covered, lo, hi = 0, None, None
+    for s, e in iv:
+        if hi is None or s > hi:
+            covered += (hi - lo) if hi is not None else 0
+            lo, hi = s, e
+        else:
+            hi = max(hi, e)
+    covered += (hi - lo) if hi is not None else 0
+    return (max(e for _, e in iv) - min(starts)) * 1e-9 / len(starts), covered * 1e-9 / len(starts)
+
+
 def test_every_program_of_the_zoo_was_recorded_with_its_host():
     assert len(ANSWERS) >= 25 and set(ANSWERS) == set(RECORDED)
     assert all(T.host_pass_from_record(doc) for doc in RECORDED.values())
@@ -66,9 +84,15 @@ def test_each_program_gets_its_answer(name):
         assert pairs.get((x, y), 0.0) == 0.0
     if "dominant" in a:
         assert max(cls, key=cls.get) == a["dominant"]
-    # the parts add up to the span, and no class is shown shorter than its own activities
+    # the parts add up to the call's period, and no class is shown shorter than its own
+    # activities. The period is worked out here from the recording itself (issue 44, item 2:
+    # summed against t.span_s, which the same code makes from the same pieces, it held by
+    # construction): from the first call's start to the last activity's end, per call
+    period, busy = raw_period_and_busy(name)
+    assert t.span_s == pytest.approx(period, rel=1e-9)
     parts = T.measured_parts(t)
-    assert sum(v for _, v, _ in parts) == pytest.approx(t.span_s, rel=1e-9)
+    assert sum(v for _, v, _ in parts) == pytest.approx(period, rel=1e-9)
+    assert dict((k, v) for k, v, _ in parts)[T.IDLE] == pytest.approx(period - busy, rel=1e-9, abs=1e-12)
     for c, own in cls.items():
         shown = sum(v for k, v in t.pieces if c in k.split(" + "))
         assert shown >= own * (1 - 1e-9) - 1e-12, (c, shown, own)
@@ -112,9 +136,19 @@ def test_launch_bound_names_the_host_time_per_launch_measured():
 
 
 def test_the_timed_idle_is_split_by_the_recorded_causes():
+    """The sync case timed at 2.1 ms a call: the GPU's busy time is the recorded kernels'
+    own, the idle at most the recorded idle (split by cause, most of it after the sync),
+    and what 2.1 ms has beyond the recorded period is unattributed. Each part against the
+    recording's own intervals, worked out here (issue 44, item 2: the parts' sum against
+    2.1 ms held by construction)."""
     t, _ = analysed("item_sync")
+    period, busy = raw_period_and_busy("item_sync")
     parts = {k: v for k, v, _ in T.timed_parts(t, 2.1e-3)[0]}
-    assert parts["idle after a host sync"] > 0.9 * sum(v for k, v in parts.items() if k.startswith("idle"))
+    idle = sum(v for k, v in parts.items() if k.startswith("idle"))
+    assert parts["idle after a host sync"] > 0.9 * idle
+    assert idle == pytest.approx(period - busy, rel=1e-9)  # the recorded idle, whole: 2.1 ms is longer than the period
+    assert parts[T.UNATTRIBUTED] == pytest.approx(2.1e-3 - period, rel=1e-9)
+    assert parts["memory (alone)"] + parts["transfer (alone)"] == pytest.approx(busy, rel=1e-9)
     assert sum(parts.values()) == pytest.approx(2.1e-3)
 
 
@@ -170,9 +204,12 @@ def _host_gap(gap_us, sync=False):
     return T.summarize([k1, k2], [-6_000], host_calls=calls)
 
 
-@pytest.mark.parametrize("gap_us, cause", [(T.HOST_WORK_GAP_NS // 1000 - 2, "launch"),
-                                           (T.HOST_WORK_GAP_NS // 1000 + 2, "host work")])
+@pytest.mark.parametrize("gap_us, cause", [(48, "launch"), (52, "host work")])
 def test_host_work_threshold_edges(gap_us, cause):
+    """A host gap of 50 us with no CUDA call in it is host work (several launches' worth
+    of dispatch, benchmarks/RESULTS.md): 48 us is still launches, 52 us host work. Written
+    in microseconds by hand (issue 44, item 2: edges taken from HOST_WORK_GAP_NS itself
+    moved with it, and no value of it could fail them)."""
     assert T.host_cause(_host_gap(gap_us)) == cause
 
 
@@ -211,7 +248,10 @@ def test_the_drift_threshold_edges(slower, drifting):
     gpu_bound = CS.clock_state(times, wins, capped, 1980, busy_share=0.99)
     assert (gpu_bound.state == "drifting") is drifting
     assert not drifting or ("inferred" in gpu_bound.note and "NVML reporting sw_power_cap" in gpu_bound.note)
-    assert CS.clock_state(times, wins, capped, 1980, busy_share=CS.GPU_BUSY - 0.01).state == "burst"
+    # the GPU counts as busy from 90 % of the call (written by hand, issue 44, item 2: an edge
+    # taken from CS.GPU_BUSY moved with it): 89 % is the host's pace, 91 % the GPU's state
+    assert CS.clock_state(times, wins, capped, 1980, busy_share=0.89).state == "burst"
+    assert (CS.clock_state(times, wins, capped, 1980, busy_share=0.91).state == "drifting") is drifting
 
 
 def test_a_late_clock_fall_is_a_drift_and_a_held_clock_is_sustained():
@@ -262,12 +302,12 @@ def test_settled_at_its_edge(spread, done):
     assert not CS.settled(samples[-15:])  # under three windows of history: not yet
 
 
-@pytest.mark.parametrize("late_us, cause", [(T.SYNC_SLACK_NS // 1000 - 1, "sync"),
-                                            (T.SYNC_SLACK_NS // 1000 + 3, "launch")])
+@pytest.mark.parametrize("late_us, cause", [(4, "sync"), (8, "launch")])
 def test_a_sync_ending_before_the_idle_counts_within_its_slack(late_us, cause):
-    """A host wait that returned up to SYNC_SLACK_NS before the GPU went idle (CUPTI's
-    host and GPU stamps are one clock, a few us apart) is the idle's sync; earlier, it
-    waited for something else."""
+    """A host wait that returned up to 5 us before the GPU went idle (CUPTI's host and
+    GPU stamps are one clock, a few us apart) is the idle's sync: 4 us early still is; 8
+    us early, it waited for something else. The edges are written in microseconds by hand
+    (issue 44, item 2: taken from SYNC_SLACK_NS they moved with it)."""
     k1 = T.Activity("kernel", "k", 0, 7, 0, 10_000, 1)
     k2 = T.Activity("kernel", "k", 0, 7, 40_000, 50_000, 2)
     calls = [T.HostCall("launch", "cudaLaunchKernel", -5_000, -2_000, 1),
