@@ -9,6 +9,15 @@ sys.path.insert(0, str(Path(__file__).parent))
 import fakes  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def _no_terminal_size_from_the_runner(monkeypatch):
+    """Tables are laid out for --width, else $COLUMNS (cli/common.py): a test sees no
+    COLUMNS or LINES of the shell or runner that started it (pytest-xdist's workers set
+    80 x 24), so its output is the same wherever the suite runs."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
+
+
 def pytest_sessionfinish(session, exitstatus):
     # "No tests collected" must fail loudly, never pass as an empty run.
     if session.testscollected == 0 and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:

@@ -189,6 +189,7 @@ def _mutate(doc, mutations):
     return doc
 
 
+@pytest.mark.long
 @settings(max_examples=int(__import__("os").environ.get("LINKROOF_FUZZ_EXAMPLES", 60)), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(mutations=_mutations())
 def test_fuzzed_profiles_never_crash_and_never_half_write(tmp_path, mutations):

@@ -96,6 +96,7 @@ def text_mutations(draw, lines):
     return "\n".join(out) + "\n"
 
 
+@pytest.mark.long
 @FUZZ
 @given(data=st.data(), name=st.sampled_from(["nt_allreduce.txt", "nt-all.txt", "nt_alltoall.txt"]))
 def test_nccl_tests_text_door(tmp_path, data, name):
@@ -105,6 +106,7 @@ def test_nccl_tests_text_door(tmp_path, data, name):
     holds_the_contract(tmp_path, ["import", "nccl-tests", str(f)])
 
 
+@pytest.mark.long
 @FUZZ
 @given(data=st.data(), name=st.sampled_from(["nvb.txt", "nvb-0.8.txt"]))
 def test_nvbandwidth_text_door(tmp_path, data, name):
@@ -143,6 +145,7 @@ def json_mutations(draw, doc):
     return doc
 
 
+@pytest.mark.long
 @FUZZ
 @given(data=st.data(), tool_name=st.sampled_from([("nccl-tests", "nt_allreduce.json"), ("nvbandwidth", "nvb.json")]))
 def test_tool_json_door(tmp_path, data, tool_name):
@@ -153,6 +156,7 @@ def test_tool_json_door(tmp_path, data, tool_name):
     holds_the_contract(tmp_path, ["import", tool, str(f)])
 
 
+@pytest.mark.long
 @FUZZ
 @given(data=st.data(), name=st.sampled_from(["h200x2", "h200x1"]))
 def test_recording_door(tmp_path, data, name):
@@ -192,6 +196,7 @@ KEYS = st.sampled_from(["template", "collective", "size_bytes", "ranks", "flops"
                         "tokens", "experts", "top_k", "name", "bogus"])
 
 
+@pytest.mark.long
 @FUZZ
 @given(table=st.dictionaries(KEYS, st.one_of(TOML_VALUE, st.dictionaries(st.sampled_from(["fp16", "nvlink", "x"]),
                                                                             TOML_VALUE, max_size=2)), max_size=7),
@@ -203,6 +208,7 @@ def test_workload_and_time_door(tmp_path, table, time):
                                   "--force"], store_grows_by=(0,))
 
 
+@pytest.mark.long
 @FUZZ
 @given(entries=st.lists(st.dictionaries(st.sampled_from(["name", "mechanism", "pattern", "devices", "message_bytes",
                                                           "dtype", "min", "max_s", "x"]),
@@ -224,6 +230,7 @@ OPTION = st.one_of(st.text(max_size=12), st.sampled_from(["0", "-1", "1e400", "n
                                                           "1G:4K", "64K,1M", ",,", "9" * 40, "1K:1K:1"]))
 
 
+@pytest.mark.long
 @FUZZ
 @given(size=OPTION, sizes=OPTION, pattern=st.sampled_from(["p2p_write", "all_reduce", "zigzag", ""]))
 def test_option_door(tmp_path, size, sizes, pattern):
@@ -260,6 +267,7 @@ def _telemetry_samples():
             "flight": fr_dump(0, _fr_entries()), "nccl-tests": nccl_tests_per_iter(), "prom": _prom()}
 
 
+@pytest.mark.long
 @FUZZ
 @given(data=st.data(), kind=st.sampled_from(["inspector", "flight", "nccl-tests", "prom", "pickle"]))
 def test_telemetry_door(tmp_path, data, kind):
@@ -288,6 +296,7 @@ def test_telemetry_door(tmp_path, data, kind):
     holds_the_contract(tmp_path, ["telemetry", str(f), "--profile", "reference", "--json"], store_grows_by=(0,))
 
 
+@pytest.mark.long
 @FUZZ
 @given(data=st.data())
 def test_trace_door(tmp_path, data):

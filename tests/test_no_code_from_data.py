@@ -122,6 +122,7 @@ def test_every_export_format_is_data_only(text, tmp_path):
     assert not any(MARK in n for n in os.listdir(tmp_path) if n not in ("out", "box", "gpu_specs.py"))
 
 
+@pytest.mark.long
 @settings(max_examples=int(os.environ.get("LINKROOF_FUZZ_EXAMPLES", 40)), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(text=st.text(max_size=60), key=st.text(max_size=40),

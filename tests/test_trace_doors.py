@@ -425,6 +425,7 @@ def _contract(tmp_path, data: bytes) -> tuple[int, str, dict | None]:
     return code, line, out
 
 
+@pytest.mark.long
 @FUZZ
 @given(edits=st.lists(st.tuples(FIELDS, HOSTILE, st.integers(0, 20)), min_size=1, max_size=5),
        tier=st.sampled_from([1, 2, 3]))
@@ -445,10 +446,12 @@ def test_fuzz_hostile_values_in_any_field(tmp_path_factory, edits, tier):
     _contract(tmp_path_factory.mktemp("fuzz"), text.encode("utf-8", "surrogatepass"))
 
 
+@pytest.mark.long
 @FUZZ
 @given(cuts=st.lists(st.tuples(st.integers(0, 10 ** 6), st.sampled_from(["flip", "delete", "insert", "cut"]),
                                st.binary(min_size=1, max_size=4)), min_size=1, max_size=4),
        gz=st.booleans())
+@pytest.mark.long
 def test_fuzz_bytes_of_the_file(tmp_path_factory, cuts, gz):
     """Bytes flipped, deleted, inserted (invalid UTF-8 among them) or the file cut, plain
     or gzipped: a result with strict --json or one line."""
