@@ -1,7 +1,7 @@
 """Mutation testing of the modules that make verdicts, with mutmut, in chunks (issue 44).
 
     python benchmarks/mutation.py [MODULE ...] [--budget-min 40] [--work .mutation]
-        [--out benchmarks/data/DATE-mutation]
+        [--out benchmarks/data/DATE-mutation] [--no-run]
 
 MODULE is a dotted module (linkroof.roofline.clockstate); default: every module in
 VERDICT_MODULES. A copy of the working tree is kept under --work (git-ignored) so that
@@ -15,6 +15,10 @@ stops at its time budget. Afterwards, every surviving mutant is classified from 
 
 The figure reported is killed / (killed + open): the share of non-equivalent mutants
 killed. tests/mutation/survivors/<module>.txt is written with one line per survivor and why.
+
+--no-run classifies and reports mutmut's results as they stand in --work, without a run:
+after `mutmut run NAME ...` there re-ran only the survivors against new tests (each
+mutant's result is mutmut's own either way).
 """
 
 from __future__ import annotations
@@ -105,11 +109,13 @@ def main() -> int:
     ap.add_argument("--budget-min", type=float, default=40.0, help="stop each chunk after this many minutes")
     ap.add_argument("--work", default=str(ROOT / ".mutation"), help="the copy mutmut works in (kept between runs)")
     ap.add_argument("--out", help="folder for the raw results (default benchmarks/data/<today>-mutation)")
+    ap.add_argument("--no-run", action="store_true", help="report the results kept in --work without running mutmut")
     args = ap.parse_args()
     work = Path(args.work)
     out = Path(args.out or ROOT / "benchmarks" / "data" / f"{datetime.date.today().isoformat()}-mutation")
     out.mkdir(parents=True, exist_ok=True)
-    work_tree(work, VERDICT_MODULES)
+    if not args.no_run:
+        work_tree(work, VERDICT_MODULES)
     version = mutmut(work, "--version").stdout.strip()
     report = {"tool": version, "python": sys.version.split()[0], "machine": f"{os.cpu_count()} cores",
               "load": os.getloadavg(), "modules": {}}
@@ -118,8 +124,8 @@ def main() -> int:
         lines: list[str] = []
         t0 = time.time()
         try:
-            run = mutmut(work, "run", f"{module}.*", timeout=args.budget_min * 60)
-            finished = run.returncode == 0
+            finished = True if args.no_run else \
+                mutmut(work, "run", f"{module}.*", timeout=args.budget_min * 60).returncode == 0
         except subprocess.TimeoutExpired:
             finished = False
         results = mutmut(work, "results", "--all", "true").stdout
@@ -149,6 +155,7 @@ def main() -> int:
         judged = counts["killed"] + counts["open"] + counts["no tests"]
         counts["killed_share"] = round(counts["killed"] / judged, 4) if judged else None
         counts["finished"] = finished
+        counts["run"] = "results kept in the work copy, not run again" if args.no_run else "run"
         counts["minutes"] = round((time.time() - t0) / 60, 1)
         report["modules"][module] = counts
         print(module, json.dumps(counts), flush=True)
