@@ -127,11 +127,12 @@ def format_time(seconds: float) -> str:
         return "N/A"
     if s < 0:
         return "-" + format_time(-s)
-    if s < 1e-5:
+    # each unit while its rounded figure stays under the next's (9.9999999 us is "10.0 us", never "10000 ns")
+    if s * 1e9 < 9999.5:
         return f"{s * 1e9:.0f} ns"
-    if s < 1e-3:
+    if s * 1e6 < 999.95:
         return f"{s * 1e6:.1f} us"
-    if s < 1:
+    if s * 1e3 < 999.995:
         return f"{s * 1e3:.2f} ms"
     return f"{s:.2f} s"
 

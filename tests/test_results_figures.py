@@ -2401,3 +2401,27 @@ def test_issue_43_section_mutation_runs_and_the_judge_marks():
     words = ", ".join(f"{n} {' then '.join(v)}" for n, v in said.items())
     _said(marks, f"`tests/gpu/test_score_gpu.py` {gpu[0]} passed in {float(gpu[1]):.1f} s", f"({words})",
           f"the CPU hostile suite {cpu[0]} passed in {float(cpu[1]):.1f} s there")
+
+
+def test_the_fifth_mutation_run_advise_and_cost():
+    """The fifth run's table, each row from its mutmut report."""
+    rows = table_after("| Module (fifth run) |")
+    first = json.loads((DATA / "2026-12-04-mutation" / "report-advise-cost.json").read_text())["modules"]
+    after = json.loads((DATA / "2026-12-04-mutation" / "report-advise.json").read_text())["modules"]
+    for cells, m in zip(rows, (first["linkroof.roofline.advise"], after["linkroof.roofline.advise"],
+                               first["linkroof.roofline.cost"])):
+        killed, text, equivalent, open_ = (int(c) for c in cells[2:6])
+        assert (killed, text, equivalent, open_) == (m["killed"], m["text"], m["equivalent"], m["open"]), cells[0]
+        assert numbers(cells[6])[0] == round(100 * m["killed"] / (m["killed"] + m["open"]), 1), cells[0]
+        ran = m["killed"] + m["text"] + m["equivalent"] + m["open"] + m["no tests"]
+        assert numbers(cells[1])[0] == ran and (m["other"] == 0) == ("(all)" in cells[1]), cells[0]
+    assert numbers(rows[2][1])[1] == first["linkroof.roofline.cost"]["other"] + 131
+
+
+def test_costs_open_survivors_reapplied():
+    log = (DATA / "2026-12-04-mutation" / "cost-open-reapplied.log").read_text()
+    diffs = (DATA / "2026-12-04-mutation" / "cost-open-diffs.txt").read_text()
+    killed, left = log.count(" killed"), log.count(" SURVIVED")
+    text = re.sub(r"\s+", " ", RESULTS)
+    assert diffs.count("## ") == killed + left
+    assert f"cost's {killed + left} open survivors" in text and f"{killed} killed, {left} left" in text
