@@ -2425,3 +2425,19 @@ def test_costs_open_survivors_reapplied():
     text = re.sub(r"\s+", " ", RESULTS)
     assert diffs.count("## ") == killed + left
     assert f"cost's {killed + left} open survivors" in text and f"{killed} killed, {left} left" in text
+
+
+def test_the_suite_over_workers_and_under_four_copies():
+    d = DATA / "2026-12-04-suite"
+    ci = (d / "ci-n4.txt").read_text()
+    failed, passed, secs = re.search(r"(\d+) failed, (\d+) passed.* in ([\d.]+)s", ci).groups()
+    text = re.sub(r"\s+", " ", RESULTS[RESULTS.index("## The suite over workers"):])
+    assert f"{passed} passed, {failed} failed in {float(secs):.1f} s" in text
+    copies = [(d / f"parallel4-copy{i}.txt").read_text() for i in (1, 2, 3, 4)]
+    fails = [int(re.search(r"(\d+) failed", c).group(1)) for c in copies]
+    assert f"in each, {min(fails)} or {max(fails)} failed" in text
+    took = re.search(r"all done in (\d+) s", copies[0]).group(1)
+    assert f"all four done in {took} s" in text
+    names = {line.split("::")[1].split(" ")[0].split("[")[0] for c in copies for line in c.splitlines()
+             if line.startswith("FAILED")}
+    assert names == {"test_runs_comparison_and_refused_upload", "test_statistics_properties", "test_page_loads_and_draws"}
