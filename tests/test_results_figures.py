@@ -2441,3 +2441,14 @@ def test_the_suite_over_workers_and_under_four_copies():
     names = {line.split("::")[1].split(" ")[0].split("[")[0] for c in copies for line in c.splitlines()
              if line.startswith("FAILED")}
     assert names == {"test_runs_comparison_and_refused_upload", "test_statistics_properties", "test_page_loads_and_draws"}
+
+
+def test_the_suite_over_six_workers():
+    ci = (DATA / "2026-12-04-suite" / "ci-n6.txt").read_text()
+    (main_passed, main_s), (long_passed, long_s) = sorted(
+        re.findall(r"(\d+) passed.* in ([\d.]+)s", ci), key=lambda x: -int(x[0]))
+    text = re.sub(r"\s+", " ", RESULTS[RESULTS.index("## The suite over workers"):])
+    assert f"README's suite {main_passed} passed in {float(main_s):.1f} s" in text
+    assert f"the long fuzzing {long_passed} passed (1 skipped) in {float(long_s):.1f} s" in text
+    m, sec = re.search(r"real\s+(\d+)m([\d.]+)s", ci).groups()
+    assert f"{m} min {int(float(sec))} s in all" in text
