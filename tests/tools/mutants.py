@@ -3,8 +3,12 @@ run the fast CPU tests, expect a failure. Survivors are printed (and the exit st
 their count). Run by hand after changing a verdict:
 
     .venv/bin/python tests/tools/mutants.py [-k NAME] [--tests "tests/test_verdicts.py ..."]
+    .venv/bin/python tests/tools/mutants.py --diffs DIFFS --file linkroof/roofline/cost.py --tests ...
 
 Each mutation is (name, file, text, replacement); the text must occur exactly once.
+--diffs takes them instead from mutmut's survivors ("## name", then the mutant's "-" and
+"+" lines as `mutmut show` prints them) in --file: a quick check that new tests kill
+what mutmut left open, before mutmut's own (slower) run of them.
 Mutations are applied to a copy of the tree (its linkroof first on PYTHONPATH), so work
 may go on beside a run; --in-place mutates the working tree itself.
 """
@@ -611,6 +615,17 @@ MUTATIONS = [
 ]
 
 
+def from_diffs(diffs: str, rel: str) -> list[tuple[str, str, str, str]]:
+    """mutmut's survivors' diffs as mutations of `rel`."""
+    out = []
+    for block in Path(diffs).read_text().split("## ")[1:]:
+        lines = block.splitlines()
+        old = "\n".join(x[1:] for x in lines[1:] if x.startswith("-"))
+        new = "\n".join(x[1:] for x in lines[1:] if x.startswith("+"))
+        out.append((lines[0].strip(), rel, old, new))
+    return out
+
+
 def copy_tree() -> Path:
     """A copy of the working tree (linkroof, tests, examples, docs, benchmarks, the
     project files) under a temporary folder: mutations are applied there, so the
@@ -641,13 +656,18 @@ def main() -> int:
     ap.add_argument("--in-place", action="store_true", help="mutate the working tree itself (the old way; nothing "
                     "else may run beside it)")
     ap.add_argument("--no-baseline", action="store_true", help="skip the run of the tests on the unmutated tree")
+    ap.add_argument("--diffs", help="mutmut's survivors' diffs to apply instead of MUTATIONS (with --file)")
+    ap.add_argument("--file", help="the module --diffs mutate, e.g. linkroof/roofline/cost.py")
     args = ap.parse_args()
+    if bool(args.diffs) != bool(args.file):
+        ap.error("--diffs and --file go together")
+    mutations = from_diffs(args.diffs, args.file) if args.diffs else MUTATIONS
     root = ROOT if args.in_place else copy_tree()
     env = dict(os.environ)
     if not args.in_place:  # the copy's linkroof before the editable install's, in subprocesses too
         env["PYTHONPATH"] = str(root) + os.pathsep + env.get("PYTHONPATH", "")
         print(f"mutating a copy: {root}", flush=True)
-    chosen = [m for m in MUTATIONS if not args.k or args.k in m[0]]
+    chosen = [m for m in mutations if not args.k or args.k in m[0]]
     if chosen and not args.no_baseline:  # the tests pass on the copy unmutated, or no kill means anything
         base = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
                                *args.tests.split()], cwd=root, capture_output=True, text=True, env=env)
@@ -655,9 +675,7 @@ def main() -> int:
             print("the tests fail on the unmutated tree: fix them first\n" + base.stdout[-3000:])
             return 255
     survivors = []
-    for name, rel, old, new in MUTATIONS:
-        if args.k and args.k not in name:
-            continue
+    for name, rel, old, new in chosen:
         path = root / rel
         text = path.read_text()
         if text.count(old) != 1:
