@@ -24,6 +24,22 @@ def _no_terminal_size_from_the_runner(monkeypatch):
     monkeypatch.delenv("LINES", raising=False)
 
 
+# pytest-xdist hands files (--dist loadfile) to its workers in collection order, or by
+# their number of tests (its default reordering). The longest files go first instead,
+# from a recorded run's per-file seconds (tests/tools/file_seconds.py): the browser's file
+# (167 s of 1461) had started late and run alone at the end. The order changes no result.
+FILE_SECONDS = json.loads((Path(__file__).parent / "file_seconds.json").read_text())
+
+
+def pytest_configure(config):
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(session, config, items):
+    items.sort(key=lambda item: -FILE_SECONDS.get(item.nodeid.split("::")[0], 0.0))  # stable: a file's order kept
+
+
 def pytest_sessionfinish(session, exitstatus):
     # "No tests collected" must fail loudly, never pass as an empty run.
     if session.testscollected == 0 and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
