@@ -93,6 +93,8 @@ def test_a_batch_gives_one_row_per_candidate_whatever_it_does(tmp_path):
                    command=fake())
     by = {r["candidate"]: r for r in rows}
     assert list(by) == ["good", "slow", "wrong", "nan", "shape", "raises", "hangs", "crash"]
+    assert not any(by[n].get("failure") for n in ("good", "slow", "wrong", "nan", "shape")), \
+        {n: r.get("failure") for n, r in by.items()}
     assert by["good"]["correct"] and by["good"]["speedup"] == pytest.approx(2.0)
     assert [t["result"] for t in by["good"]["trials"]] == ["match"] * 3
     assert by["slow"]["correct"] and by["slow"]["speedup"] == pytest.approx(0.25)
@@ -195,7 +197,8 @@ def test_cli_score_json_lines_and_table(monkeypatch, tmp_path):
                                    "--trials", "2", "--protocol", "pkb", "--json"])
     assert res.exit_code == 0, res.output
     lines = [json.loads(x) for x in res.stdout.splitlines()]
-    assert [r["candidate"] for r in lines] == ["good", "wrong"] and lines[0]["correct"]
+    assert [r["candidate"] for r in lines] == ["good", "wrong"]
+    assert lines[0]["correct"], lines[0].get("failure")
     res = CliRunner().invoke(cli, ["score", "m:reference", "m:good", "m:slow", "--inputs", "m:inputs", "--trials", "1"])
     assert res.exit_code == 0 and "Candidates" in res.stdout and "2.00x" in res.stdout
     out = " ".join(res.stdout.split())  # the feedback after the table, whatever the terminal's width

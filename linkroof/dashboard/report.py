@@ -57,12 +57,21 @@ def _fit_legend(fig: Any) -> Any:
 def report_figures(profile: Profile) -> list[tuple[str, Any]]:
     """Every page's figures, titled, for the report and image export (each figure with
     something to draw; `missing_figures` names the others)."""
-    return [(t, f) for t, f in _all_figures(profile) if f is not None and _draws(f)]
+    return drawn_and_missing(profile)[0]
 
 
 def missing_figures(profile: Profile) -> list[tuple[str, str]]:
     """(title, what is missing and how to get it) for each figure with nothing to draw."""
-    return [(t, MISSING.get(t, "nothing to draw")) for t, f in _all_figures(profile) if f is None or not _draws(f)]
+    return drawn_and_missing(profile)[1]
+
+
+def drawn_and_missing(profile: Profile) -> tuple[list[tuple[str, Any]], list[tuple[str, str]]]:
+    """`report_figures` and `missing_figures` from one building of the figures (the
+    report's most costly step: about half of `linkroof run`'s time with no GPU)."""
+    figs = _all_figures(profile)
+    drawn = [(t, f) for t, f in figs if f is not None and _draws(f)]
+    missing = [(t, MISSING.get(t, "nothing to draw")) for t, f in figs if f is None or not _draws(f)]
+    return drawn, missing
 
 
 def _all_figures(profile: Profile) -> list[tuple[str, Any]]:
@@ -148,9 +157,9 @@ def report_html(profile: Profile, banner: str | None = None, traces: list | None
 
     model = MachineModel.from_profile(profile)
     parts = []
-    for title, fig in report_figures(profile):
+    drawn, missing = drawn_and_missing(profile)
+    for title, fig in drawn:
         parts.append(f"<h2>{escape(title)}</h2>" + pio.to_html(fig, include_plotlyjs=False, full_html=False))
-    missing = missing_figures(profile)
     if missing:
         parts.append("<h3>Not drawn: nothing to show</h3><ul>" + "".join(
             f"<li><b>{escape(t)}</b>: {escape(why)}</li>" for t, why in missing) + "</ul>")
