@@ -47,7 +47,9 @@ SELECTION = ["tests/", "--ignore=tests/gpu", "--ignore=tests/test_dashboard_brow
              # the hostile judge batteries: under mutmut's stats run a hanging stand-in outlived its
              # deadline (2026-12-04); scoring's rules are mutated by tests/tools/mutants.py meanwhile
              "--ignore=tests/test_score_hostile.py", "--ignore=tests/test_hostile_suite.py",
-             "-p", "no:cacheprovider", "-q"]
+             # a mutant that makes a test wait (not spin: mutmut's CPU limit misses it) is killed after 60 s,
+             # not the suite's 300 s (4 of cost's mutants took 335 s each, 2026-12-04)
+             "--timeout=60", "-p", "no:cacheprovider", "-q"]
 SKIP = (".git", ".venv", ".mirror", ".mutation", "mutants", ".hypothesis", "__pycache__")
 
 

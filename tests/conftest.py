@@ -37,6 +37,8 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(session, config, items):
+    if getattr(config.option, "dist", "no") == "no":  # one process (mutmut's runs too): the files' own order
+        return
     items.sort(key=lambda item: -FILE_SECONDS.get(item.nodeid.split("::")[0], 0.0))  # stable: a file's order kept
 
 

@@ -36,16 +36,34 @@ def results_key_here(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
 
 
-@pytest.fixture
-def manifest(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    Path("m.py").write_text("".join(f"def {n}(): pass\n" for n in ["reference", "inputs", *NAMES]))
+def write_manifest(folder: Path) -> str:
+    (folder / "m.py").write_text("".join(f"def {n}(): pass\n" for n in ["reference", "inputs", *NAMES]))
     text = "[defaults]\ninputs = \"m:inputs\"\ntrials = 2\ndeadline = 60\n"  # 20 s ran out once on 2 loaded cores
     for prob in ("softmax", "allgather"):
         text += (f"[[problem]]\nname = \"{prob}\"\nreference = \"m:reference\"\n"
                  f"candidates = {json.dumps([f'm:{n}' for n in NAMES])}\n")
-    Path("batch.toml").write_text(text)
-    return str(tmp_path / "batch.toml")
+    (folder / "batch.toml").write_text(text)
+    return str(folder / "batch.toml")
+
+
+@pytest.fixture
+def manifest(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    return write_manifest(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def whole(tmp_path_factory):
+    """The manifest's 20 rows run whole and uninterrupted over two stand-in GPUs, once for
+    the file: what a resumed run and merged shards must give again."""
+    folder = tmp_path_factory.mktemp("whole")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(folder)
+        mp.setenv("XDG_CONFIG_HOME", str(folder / "config"))
+        rows, summary = B.run_batch(B.load_manifest(write_manifest(folder)), str(folder / "whole.jsonl"), ["0", "1"],
+                                    command=fake())
+    assert summary.done == 20 and summary.correct == 16, [r.get("failure") for r in rows]
+    return rows
 
 
 def facts(rows):
@@ -75,9 +93,8 @@ def test_a_batch_runs_every_job_once_never_two_on_a_gpu(manifest, tmp_path):
     assert good["problem"] == "softmax" and good["gpus"] and good["reference_gpus"] and good["shard"] == "0/1"
 
 
-def test_interrupted_and_resumed_gives_the_same_rows(manifest, tmp_path):
+def test_interrupted_and_resumed_gives_the_same_rows(manifest, whole, tmp_path):
     problems = B.load_manifest(manifest)
-    whole, _ = B.run_batch(problems, str(tmp_path / "whole.jsonl"), ["0", "1"], command=fake())
     part = str(tmp_path / "part.jsonl")
     seen = []
 
@@ -98,9 +115,8 @@ def test_interrupted_and_resumed_gives_the_same_rows(manifest, tmp_path):
     assert len(B.done_keys(part)) == 20
 
 
-def test_shards_split_the_manifest_and_merge_back(manifest, tmp_path):
-    problems = B.load_manifest(manifest)
-    whole, _ = B.run_batch(problems, str(tmp_path / "whole.jsonl"), ["0"], command=fake())
+def test_shards_split_the_manifest_and_merge_back(manifest, whole, tmp_path):
+    problems = B.load_manifest(manifest)  # the shards on one stand-in GPU, the whole on two: the same rows
     files = []
     for i in range(3):
         f = str(tmp_path / f"shard{i}.jsonl")
