@@ -47,9 +47,11 @@ SELECTION = ["tests/", "--ignore=tests/gpu", "--ignore=tests/test_dashboard_brow
              # the hostile judge batteries: under mutmut's stats run a hanging stand-in outlived its
              # deadline (2026-12-04); scoring's rules are mutated by tests/tools/mutants.py meanwhile
              "--ignore=tests/test_score_hostile.py", "--ignore=tests/test_hostile_suite.py",
-             # a mutant that makes a test wait (not spin: mutmut's CPU limit misses it) is killed after 60 s,
-             # not the suite's 300 s (4 of cost's mutants took 335 s each, 2026-12-04)
-             "--timeout=60", "-p", "no:cacheprovider", "-q"]
+             "-p", "no:cacheprovider", "-q"]
+# a mutant that makes a test wait (not spin: mutmut's CPU limit misses it) is killed after 60 s, not the
+# suite's 300 s (4 of cost's mutants took 335 s each, 2026-12-04); through pytest-timeout's environment
+# variable, since a change of the selection above makes mutmut forget every result it kept
+TEST_TIMEOUT_S = 60
 SKIP = (".git", ".venv", ".mirror", ".mutation", "mutants", ".hypothesis", "__pycache__")
 
 
@@ -76,7 +78,8 @@ def work_tree(work: Path, modules: list[str]) -> None:
 
 def mutmut(work: Path, *args: str, timeout: float | None = None) -> subprocess.CompletedProcess:
     exe = Path(sys.executable).with_name("mutmut")
-    return subprocess.run([str(exe), *args], cwd=work, capture_output=True, text=True, timeout=timeout)
+    env = dict(os.environ, PYTEST_TIMEOUT=str(TEST_TIMEOUT_S))
+    return subprocess.run([str(exe), *args], cwd=work, capture_output=True, text=True, timeout=timeout, env=env)
 
 
 _STRING = re.compile(r'("(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\')')

@@ -318,10 +318,6 @@ def intersect(a: Sequence[Interval], b: Sequence[Interval]) -> list[Interval]:
     return out
 
 
-def clip(intervals: Iterable[Interval], lo: int, hi: int) -> list[Interval]:
-    return [(max(s, lo), min(e, hi)) for s, e in intervals if min(e, hi) > max(s, lo)]
-
-
 # ------------------------------------------------------------------ summaries
 
 
