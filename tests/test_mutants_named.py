@@ -3,6 +3,9 @@ mutation it guards (tests/tools/mutants.py holds them, so that they stay killed)
 their thresholds' edges, busbw factors against nccl-tests' table, multi-rank rows at the
 slowest rank, trials with different times, and units kept apart."""
 
+import sys
+from pathlib import Path
+
 import pytest
 
 from linkroof.roofline import timeline as T
@@ -200,3 +203,17 @@ def test_guards_host_work_gap_at_50_us(gap_us, cause):
              T.HostCall("other", "cudaGetDevice", 9_000, 9_500, 0),
              T.HostCall("launch", "cudaLaunchKernel", 9_500 + gap_us * 1000, 9_800 + gap_us * 1000, 2)]
     assert T.host_cause(T.summarize([k1, k2], [-6_000], host_calls=calls)) == cause
+
+
+def test_a_survivors_diff_is_applied_in_its_own_function_where_its_text_recurs():
+    """tests/tools/mutants.py --diffs: `continue` in two functions goes to the one the
+    mutmut name gives; text in no function of that name, or twice in it, is not applied."""
+    sys.path.insert(0, str(Path(__file__).parent / "tools"))
+    from mutants import where
+
+    text = "def a(x):\n    continue\n\n\ndef b(x):\n    y = 1\n    continue\n    continue\n\n\ndef c():\n    continue\n"
+    assert where(text, "    continue", "x_c__mutmut_3") == text.index("def c():") + len("def c():\n")
+    assert where(text, "    continue", "x_a__mutmut_1") == len("def a(x):\n")
+    assert where(text, "    continue", "x_b__mutmut_2") is None  # twice in b
+    assert where(text, "    continue", "x_d__mutmut_2") is None  # no function d
+    assert where(text, "    y = 1", "anything") == text.index("    y = 1")  # once in the file: there

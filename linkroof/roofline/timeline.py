@@ -370,8 +370,10 @@ class DeviceOverlap:
 
 def piece_name(classes: Iterable[str]) -> str:
     """The name of a piece of time in which these classes ran at once ("compute +
-    transfer"), in CLASSES' order."""
-    return " + ".join(c for c in CLASSES if c in set(classes))
+    transfer"), in CLASSES' order, then any class of the caller's own (`summarize(classes=)`)
+    by name: never dropped, or its piece would be named ""."""
+    given = set(classes)
+    return " + ".join([c for c in CLASSES if c in given] + sorted(given - set(CLASSES)))
 
 
 def communication_exposure(activities: Sequence[Activity], lo: int | None = None, hi: int | None = None,
@@ -703,8 +705,12 @@ def host_causes(calls: Sequence[CallWindow], host_calls: Sequence[HostCall]) -> 
     - 'graph': the activity that ended the gap came from the same launch as one before it
       (a CUDA graph's nodes): the GPU's own gap between a graph's kernels, not the host;
     - 'unknown': the activity that ended the gap has no API record.
-    Seconds per call of recorded idle by cause, and the host's per-launch figures."""
-    n = max(1, len(calls))
+    Seconds per call of recorded idle by cause, and the host's per-launch figures (no call:
+    zeros, and a note saying so)."""
+    if not calls:
+        return HostSummary(calls=0, recorded_period_s=0.0, launches_per_call=0.0, launch_api_s=0.0,
+                           host_per_launch_s=0.0, syncs_per_call=0.0, notes=("no call was recorded",))
+    n = len(calls)
     hc, of_corr = outermost(host_calls)
     launch_by_corr = {k: h for k, h in of_corr.items() if h.kind in ("launch", "sync")}
     syncs = [h for h in hc if h.kind == "sync"]
@@ -712,7 +718,6 @@ def host_causes(calls: Sequence[CallWindow], host_calls: Sequence[HostCall]) -> 
     import bisect
 
     causes: dict[str, int] = {}
-    host_work = 0
     sync_names: dict[str, int] = {}
     lo_all = min(c.start_ns for c in calls)
     hi_all = max(c.end_ns for c in calls)

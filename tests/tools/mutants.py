@@ -626,6 +626,23 @@ def from_diffs(diffs: str, rel: str) -> list[tuple[str, str, str, str]]:
     return out
 
 
+def where(text: str, old: str, name: str) -> int | None:
+    """Where to apply a mutation: the text's one place in the file, else its one place in
+    the function a mutmut name gives (x_<function>__mutmut_<n>: a line such as `continue`
+    or `return "other"` occurs in several functions); None where neither is one."""
+    import re
+
+    if text.count(old) == 1:
+        return text.index(old)
+    m = re.match(r"x_(\w+?)__mutmut_\d+$", name)
+    if not m or f"def {m.group(1)}(" not in text:
+        return None
+    start = text.index(f"def {m.group(1)}(")
+    nxt = re.compile(r"^(?:def |class |@|\S)", re.M).search(text, start + 1)
+    body = text[start:nxt.start() if nxt else len(text)]
+    return start + body.index(old) if body.count(old) == 1 else None
+
+
 def copy_tree() -> Path:
     """A copy of the working tree (linkroof, tests, examples, docs, benchmarks, the
     project files) under a temporary folder: mutations are applied there, so the
@@ -678,11 +695,12 @@ def main() -> int:
     for name, rel, old, new in chosen:
         path = root / rel
         text = path.read_text()
-        if text.count(old) != 1:
-            print(f"?? {name}: the text occurs {text.count(old)} times in {rel}")
+        at = where(text, old, name)
+        if at is None:
+            print(f"?? {name}: the text occurs {text.count(old)} times in {rel}, not once in its function")
             survivors.append(name)
             continue
-        path.write_text(text.replace(old, new))
+        path.write_text(text[:at] + new + text[at + len(old):])
         try:
             res = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
                                   *args.tests.split()], cwd=root, capture_output=True, text=True, env=env)
