@@ -1,7 +1,7 @@
 """Mutation testing of the modules that make verdicts, with mutmut, in chunks (issue 44).
 
     python benchmarks/mutation.py [MODULE ...] [--budget-min 40] [--work .mutation]
-        [--out benchmarks/data/DATE-mutation] [--no-run]
+        [--out benchmarks/data/DATE-mutation] [--no-run] [--rerun-survivors]
 
 MODULE is a dotted module (linkroof.roofline.clockstate); default: every module in
 VERDICT_MODULES. A copy of the working tree is kept under --work (git-ignored) so that
@@ -15,6 +15,9 @@ stops at its time budget. Afterwards, every surviving mutant is classified from 
 
 The figure reported is killed / (killed + open): the share of non-equivalent mutants
 killed. tests/mutation/survivors/<module>.txt is written with one line per survivor and why.
+
+--rerun-survivors first runs again the survivors mutmut kept (it keeps a result until its
+function changes, so a new test kills nothing already run), then the rest of the module.
 
 --no-run classifies and reports mutmut's results as they stand in --work, without a run:
 after `mutmut run NAME ...` there re-ran only the survivors against new tests (each
@@ -115,6 +118,9 @@ def main() -> int:
     ap.add_argument("--work", default=str(ROOT / ".mutation"), help="the copy mutmut works in (kept between runs)")
     ap.add_argument("--out", help="folder for the raw results (default benchmarks/data/<today>-mutation)")
     ap.add_argument("--no-run", action="store_true", help="report the results kept in --work without running mutmut")
+    ap.add_argument("--rerun-survivors", action="store_true",
+                    help="first run again each module's kept survivors (mutmut keeps a result until the function "
+                         "changes, so new tests kill nothing it already ran)")
     args = ap.parse_args()
     work = Path(args.work)
     out = Path(args.out or ROOT / "benchmarks" / "data" / f"{datetime.date.today().isoformat()}-mutation")
@@ -129,8 +135,15 @@ def main() -> int:
         lines: list[str] = []
         t0 = time.time()
         try:
+            if args.rerun_survivors and not args.no_run:
+                kept = [line.strip().rsplit(":", 1)[0].strip()
+                        for line in mutmut(work, "results").stdout.splitlines()
+                        if line.strip().startswith(module + ".") and line.strip().endswith(": survived")]
+                if kept:
+                    mutmut(work, "run", *kept, timeout=args.budget_min * 60)
             finished = True if args.no_run else \
-                mutmut(work, "run", f"{module}.*", timeout=args.budget_min * 60).returncode == 0
+                mutmut(work, "run", f"{module}.*", timeout=max(60.0, args.budget_min * 60 - (time.time() - t0))
+                       ).returncode == 0
         except subprocess.TimeoutExpired:
             finished = False
         results = mutmut(work, "results", "--all", "true").stdout

@@ -2452,3 +2452,34 @@ def test_the_suite_over_six_workers():
     assert f"the long fuzzing {long_passed} passed (1 skipped) in {float(long_s):.1f} s" in text
     m, sec = re.search(r"real\s+(\d+)m([\d.]+)s", ci).groups()
     assert f"{m} min {int(float(sec))} s in all" in text
+
+
+def test_the_suite_under_five_minutes_and_four_copies_again():
+    d = DATA / "2026-12-04b-suite"
+    text = re.sub(r"\s+", " ", RESULTS[RESULTS.index("## The suite under 5 minutes, four copies again"):])
+    before = re.search(r"(\d+) passed.* in ([\d.]+)s", (d / "durations-n6-before.txt").read_text()).groups()
+    after = re.search(r"(\d+) passed.* in ([\d.]+)s", (d / "durations-n6-after.txt").read_text()).groups()
+    assert f"{before[0]} passed in {float(before[1]):.1f} s before" in text
+    assert f"then {after[0]} passed in {float(after[1]):.1f} s" in text
+    assert f"Within 5 minutes by {300 - float(after[1]):.1f} s only" in text
+    copies = [(d / f"parallel4-copy{i}.txt").read_text() for i in (1, 2, 3, 4)]
+    took = re.search(r"all done in (\d+) s", copies[0]).group(1)
+    assert f"all four done in {took} s" in text
+    hangs = [i + 1 for i, c in enumerate(copies) if "test_each_attack_gets_one_honest_row[hangs]" in c]
+    assert f"copies {hangs[0]} and {hangs[1]} also failed" in text and len(hangs) == 2
+    assert all("test_every_raw_data_folder_is_cited" in c for c in copies)
+
+
+def test_cost_and_timeline_survivors_this_stop():
+    text = re.sub(r"\s+", " ", RESULTS[RESULTS.index("## The suite under 5 minutes, four copies again"):])
+    cost = json.loads((DATA / "2026-12-04-mutation" / "report-cost.json").read_text())["modules"][
+        "linkroof.roofline.cost"]
+    run = cost["killed"] + cost["equivalent"] + cost["open"]
+    assert (f"{run} run, {cost['killed']} killed, {cost['equivalent']} equivalent, {cost['open']} open. "
+            f"{cost['other']} are not yet run") in text
+    log = (DATA / "2026-12-04b-mutation" / "timeline-open-reapplied.txt").read_text()
+    killed = log.count("\nkilled ")
+    diffs = (DATA / "2026-12-04b-mutation" / "timeline-open-diffs.txt").read_text().count("## ")
+    gone = log.count("\n?? ")
+    assert f"its {diffs} open survivors re-applied" in text and f"{killed} killed" in text
+    assert f"{gone} no longer apply" in text and f"{log.count('SURVIVED')} equivalent" in text
