@@ -2483,3 +2483,12 @@ def test_cost_and_timeline_survivors_this_stop():
     gone = log.count("\n?? ")
     assert f"its {diffs} open survivors re-applied" in text and f"{killed} killed" in text
     assert f"{gone} no longer apply" in text and f"{log.count('SURVIVED')} equivalent" in text
+
+
+def test_the_stops_ci_over_five_minutes():
+    text = re.sub(r"\s+", " ", RESULTS[RESULTS.index("## The suite under 5 minutes, four copies again"):])
+    ci = (DATA / "2026-12-04b-suite" / "ci-final.txt").read_text()
+    passed, secs = max(re.findall(r"(\d+) passed.* in ([\d.]+)s", ci), key=lambda x: int(x[0]))
+    after = re.search(r"(\d+) passed", (DATA / "2026-12-04b-suite" / "durations-n6-after.txt").read_text()).group(1)
+    assert f"with {int(passed) - int(after)} more tests than those runs, took {float(secs):.1f} s" in text
+    assert float(secs) > 300 and "not met" in text
