@@ -145,6 +145,17 @@ def test_a_time_the_judge_did_not_see_is_not_believed(attacked, name):
     assert verdict(row) == TIME_ATTACKS[name], (name, row.get("failure"))
     if name != "good":
         assert "the judge saw take" in row["failure"]["message"]
+    if name == "forgetime":  # short of the wall every time: run twice again (a loaded host's honest harness is not)
+        assert len(row["time_reruns"]["candidate"]) == S.TIME_RERUNS, row.get("time_reruns")
+        assert all("the judge saw take" in m for m in row["time_reruns"]["candidate"])
+    if name == "slowmarks":  # longer than the wall seen: no host makes an honest harness do that, final at once
+        assert "candidate" not in row.get("time_reruns", {}), row["time_reruns"]
+
+
+@pytest.mark.parametrize("name", ["nomarks", "forge", "huge"])
+def test_a_forgery_found_by_anything_but_a_short_time_is_not_run_again(attacked, name):
+    row = attacked["rows"][name]
+    assert verdict(row) == "tampered" and "candidate" not in row.get("time_reruns", {}), row
 
 
 def test_no_attack_did_damage(attacked):
@@ -235,6 +246,12 @@ def test_reported_time_checked_both_ways_against_the_judges_clock():
     assert S.time_disagreements(L(Rep(0.01, 0.100)), "linkroof", 100) == []  # linkroof's marks hold more than the loop
     assert S.time_disagreements(L(Rep(1.0, 0.1, marks=False)), "pkb", 100)
     assert S.time_disagreements(L(Rep(0.6, 0.100)), "pkb", 100) == []  # 60 ms of 100 ms: within TIME_UNDER
+    # which of them a second run may clear: only a time short of the wall, with nothing else found
+    assert S.short_only([], S.time_disagreements(L(Rep(0.01, 0.100)), "pkb", 100))
+    assert not S.short_only([], S.time_disagreements(L(Rep(1.0, 0.080)), "pkb", 100))  # longer than seen
+    assert not S.short_only([], S.time_disagreements(L(Rep(1.0, 0.1, marks=False)), "pkb", 100))  # no marks
+    assert not S.short_only(["a frame failed its signature"], S.time_disagreements(L(Rep(0.01, 0.100)), "pkb", 100))
+    assert not S.short_only([], [])
 
 
 def test_the_references_outputs_stay_in_the_judges_memory(tmp_path, monkeypatch):

@@ -633,7 +633,7 @@ def run_batch(problems: Sequence[Problem], results: str, gpus: Sequence[Any], sh
             if p.name not in refs:
                 got = pool.take(p.ranks)
                 try:
-                    refs[p.name] = (S.run_target(S.Target.of(p.reference), p.inputs, p.ranks, p.protocol,
+                    refs[p.name] = (S.run_timed(S.Target.of(p.reference), p.inputs, p.ranks, p.protocol,
                                                  os.path.join(tmp, f"ref_{len(refs)}"), p.trials,
                                                  **_common(p, command), sandbox=sandbox, gpus=got, reference=True), got)
                 finally:
@@ -662,7 +662,7 @@ def run_batch(problems: Sequence[Problem], results: str, gpus: Sequence[Any], sh
             ref, ref_gpus = reference(p, tmp)
             got = pool.take(p.ranks)
             try:
-                cand = S.run_target(S.Target.of(job.candidate), p.inputs, p.ranks, p.protocol,
+                cand = S.run_timed(S.Target.of(job.candidate), p.inputs, p.ranks, p.protocol,
                                     os.path.join(tmp, f"job_{job.position}"), p.trials, **_common(p, command),
                                     sandbox=sandbox, gpus=got)
             finally:

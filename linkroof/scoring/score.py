@@ -220,6 +220,8 @@ class RunResult:
     contained: str = ""  # how its processes were found ("" when fully: the subreaper and the mark)
     sandbox: dict = field(default_factory=dict)  # the mode it ran in (jail.py) and why
     listener: Any = None  # the channel's judge end: its memory files are freed once the row is made
+    time_only: bool = False  # tampered for a time reported under the wall time seen, and for nothing else
+    reruns: list[str] = field(default_factory=list)  # why it was run again (run_timed): each earlier run's finding
 
 
 def free_port() -> int:
@@ -258,6 +260,9 @@ TIME_SLACK_S, TIME_OVER = 5e-3, 0.10  # a reported timed loop may exceed the jud
 TIME_UNDER, TIME_UNDER_SLACK_S = 0.5, 10e-3  # nor, under PKB's, be under this share of it less this (the
 # judge's stamps may come late when its threads are busy, and a loaded host sleeps long: 2 ms called an honest
 # stand-in's 5 ms loop seen as 14.4 ms tampered on a loaded 2-core machine; docs/scoring.md says 10 ms)
+TIME_RERUNS = 2  # a target found only reporting under the wall time seen is run again this many times at most: a
+# host that kept an honest harness off the CPU between its mark and its loop (76 ms, in CI beside 5 other tests)
+# does not do it every run, a harness that forges its time does (run_timed)
 
 
 def _opened_by_others(path: str) -> bool:
@@ -447,8 +452,10 @@ def run_target(target: Target, inputs: str, ranks: int, protocol: str, out_dir: 
         res.outputs[r] = {k: [str(x) for x in v] for k, v in rep.outputs.items()}
         if rep.checks is not None:
             res.checks[r] = rep.checks
-    violations = list(listener.violations) + time_disagreements(listener, protocol, iters)
+    timing = time_disagreements(listener, protocol, iters)
+    violations = list(listener.violations) + timing
     errors = {r: rep.error for r, rep in listener.reports.items() if rep.error is not None}
+    res.time_only = short_only(listener.violations, timing)
     if violations:  # nothing it sent is believed: no output, no time, no check
         res.perf, res.outputs, res.checks, res.trials_done = {}, {}, {}, {}
         res.failure = {"kind": "tampered", "ranks": sorted(listener.reports),
@@ -502,8 +509,35 @@ def time_disagreements(listener: Any, protocol: str, iters: int = PKB_ITERS) -> 
                        f"{wall * 1e3:.3f} ms")
         elif protocol == "pkb" and rep_s < wall * TIME_UNDER - TIME_UNDER_SLACK_S:
             out.append(f"rank {r} reported {rep_s * 1e3:.3f} ms for a timed loop the judge saw take "
-                       f"{wall * 1e3:.3f} ms (under {TIME_UNDER:.0%} of it)")
+                       f"{wall * 1e3:.3f} ms {UNDER_WORDS}{TIME_UNDER:.0%} of it)")
     return out
+
+
+UNDER_WORDS = "(under "  # the words of the one disagreement a loaded host can make of an honest harness
+
+
+def short_only(violations: Sequence[str], timing: Sequence[str]) -> bool:
+    """True when the channel found nothing (`violations`) and every time disagreement is
+    a time reported short of the wall seen: worth a second run (run_timed)."""
+    return bool(timing) and not violations and all(UNDER_WORDS in v for v in timing)
+
+
+def run_timed(*args: Any, **kwargs: Any) -> RunResult:
+    """run_target, run again (TIME_RERUNS times at most) while the only thing found is a
+    time reported under the wall time the judge saw: the one finding an honest harness
+    can earn from a host that kept it off the CPU between a mark and its timed loop. Each
+    earlier run's finding is kept in `reruns` (the row says it); a target that reports
+    under its loop every time is tampered, as before."""
+    tried = []
+    while True:
+        res = run_target(*args, **kwargs)
+        if not isinstance(res, RunResult):
+            return res
+        res.reruns = tried
+        if not (res.failure and res.failure.get("kind") == "tampered" and res.time_only) or len(tried) >= TIME_RERUNS:
+            return res
+        tried.append(res.failure["message"])
+        free(res)
 
 
 def free(res: Any) -> None:
@@ -869,6 +903,9 @@ def score_row(ref: RunResult, cand: RunResult, protocol: str, trials: int, atol:
         row["sandbox"] = cand.sandbox
     if cand.leftover:
         row["processes_killed_after"] = cand.leftover
+    again = {who: list(x.reruns) for who, x in (("reference", ref), ("candidate", cand)) if getattr(x, "reruns", None)}
+    if again:  # run again for a time under the wall seen (run_timed): what each earlier run was found doing
+        row["time_reruns"] = again
     if ref.failure:
         row["failure"] = {"kind": "reference_failed", "message": f"the reference failed: {ref.failure['message']}",
                           "ranks": ref.failure.get("ranks", [])}
@@ -1262,10 +1299,10 @@ def score(reference: str, candidates: Sequence[str], inputs: str, ranks: int = 1
                                     dict(common, seeds=seeds)), spec)
                 continue
             if ref is None:
-                ref = run_target(Target.of(reference), inputs, ranks, protocol, os.path.join(tmp, "reference"),
+                ref = run_timed(Target.of(reference), inputs, ranks, protocol, os.path.join(tmp, "reference"),
                                  trials, seeds=seeds, reference=True, **common)
             time.sleep(PKB_COOLDOWN_S)  # PKB's cool-down between reference and solution
-            cand = run_target(Target.of(spec), inputs, ranks, protocol, os.path.join(tmp, f"candidate_{i}"), trials,
+            cand = run_timed(Target.of(spec), inputs, ranks, protocol, os.path.join(tmp, f"candidate_{i}"), trials,
                               seeds=seeds, **common)
             emit(score_row(ref, cand, protocol, trials, atol, rtol, workload, profile), spec)
             free(cand)
@@ -1293,6 +1330,7 @@ def _pkb_candidate(reference: str, spec: str, i: int, inputs: str, ranks: int, t
     `speedup_total_time` is the trials' total reference time over their total time."""
     trial_rows: list[dict] = []
     last_ref = last_cand = None
+    again: dict[str, list[str]] = {}  # every trial's reruns (run_timed), the reference's and the candidate's
     common = dict(common)
     seeds = common.pop("seeds", None) or list(range(trials + 1))
     for t in range(trials):
@@ -1300,12 +1338,14 @@ def _pkb_candidate(reference: str, spec: str, i: int, inputs: str, ranks: int, t
         if last_ref is not None:
             free(last_ref)
             free(last_cand)
-        ref = run_target(Target.of(reference), inputs, ranks, "pkb", os.path.join(tmp, f"c{i}_t{t}_reference"), 1,
+        ref = run_timed(Target.of(reference), inputs, ranks, "pkb", os.path.join(tmp, f"c{i}_t{t}_reference"), 1,
                          first_trial=t, seeds=mine, reference=True, **common)
         time.sleep(PKB_COOLDOWN_S)
-        cand = run_target(Target.of(spec), inputs, ranks, "pkb", os.path.join(tmp, f"c{i}_t{t}_candidate"), 1,
+        cand = run_timed(Target.of(spec), inputs, ranks, "pkb", os.path.join(tmp, f"c{i}_t{t}_candidate"), 1,
                           first_trial=t, seeds=mine, **common)
         last_ref, last_cand = ref, cand
+        for who, x in (("reference", ref), ("candidate", cand)):
+            again.setdefault(who, []).extend(f"trial {t}: {m}" for m in getattr(x, "reruns", []) or [])
         if ref.failure or cand.failure:
             break
         [check] = check_trials(ref, cand, [t], atol, rtol) or [{"trial": t, "result": "no_artifacts"}]
@@ -1323,6 +1363,9 @@ def _pkb_candidate(reference: str, spec: str, i: int, inputs: str, ranks: int, t
     free(last_cand)
     speedups = [x["speedup"] for x in trial_rows if x.get("speedup")]
     row["trial_speedups"] = speedups
+    row.pop("time_reruns", None)
+    if any(again.values()):
+        row["time_reruns"] = {k: v for k, v in again.items() if v}
     timed = [x for x in trial_rows if x.get("speedup")]
     mean = sum(speedups) / len(speedups) if speedups else None
     total = sum(x["reference_wall_time_ms"] for x in timed) / sum(x["wall_time_ms"] for x in timed) if timed else None

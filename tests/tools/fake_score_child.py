@@ -282,16 +282,11 @@ for r in range(ranks):
         time.sleep(loop_s)
         reps[r].mark("timing_end")
     elif not does("nomarks"):
-        # an honest loop, run again (its marks sent again: the judge keeps the last) while the host
-        # kept it asleep past its time: a sleep of 5 ms took over 30 ms under four suites at once on
-        # 2 cores, and the judge rightly read 5 ms reported for 30 ms seen as not what ran
-        for _ in range(50):
-            t0 = time.perf_counter()
-            reps[r].mark("timing_start")
-            time.sleep(loop_s)
-            reps[r].mark("timing_end")
-            if time.perf_counter() - t0 <= 1.5 * loop_s + 2e-3:
-                break
+        # an honest loop: the host may keep it asleep far past its time (a 30 ms sleep seen as 106 ms in CI
+        # beside 5 other tests); the judge then runs it again (score.run_timed), as it would a real harness
+        reps[r].mark("timing_start")
+        time.sleep(loop_s)
+        reps[r].mark("timing_end")
     if does("forgetime"):
         perf.update(wall_time_ms=1e-6, median_ms=1e-6, min_time_ms=1e-6)
     reps[r].send("perf", perf)
