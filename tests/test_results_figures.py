@@ -2492,3 +2492,20 @@ def test_the_stops_ci_over_five_minutes():
     after = re.search(r"(\d+) passed", (DATA / "2026-12-04b-suite" / "durations-n6-after.txt").read_text()).group(1)
     assert f"with {int(passed) - int(after)} more tests than those runs, took {float(secs):.1f} s" in text
     assert float(secs) > 300 and "not met" in text
+
+
+def test_the_suite_in_254_s_and_four_copies_passing():
+    d = DATA / "2026-12-04c-suite"
+    text = re.sub(r"\s+", " ", RESULTS[RESULTS.index("## The suite in 254 s, and four copies at once"):])
+    run = (d / "suite-n6-fresh-clone.txt").read_text()
+    passed, secs = re.search(r"(\d+) passed.* in ([\d.]+)s", run).groups()
+    user, sys_ = re.search(r"([\d.]+) user ([\d.]+) sys", run).groups()
+    assert f"{passed} passed in {float(secs):.1f} s, {float(user):.1f} s of user and {float(sys_):.1f} s of system" in text
+    assert float(secs) < 300 and "## The suite in 254 s" in RESULTS and f"{float(secs):.0f}" == "254"
+    copies = [(d / f"parallel4-copy{i}.txt").read_text() for i in (1, 2, 3, 4)]
+    took = re.search(r"all done in (\d+) s", copies[0]).group(1)
+    assert f"all done in {took} s, each {passed} passed, none failed" in text
+    assert all(re.search(rf"{passed} passed, 66 skipped, 5 xfailed", c) and "rc=0" in c and "FAILED" not in c
+               for c in copies)
+    warned = sum("Port 8787 is already in use" in c for c in copies)
+    assert f"Two warnings in {['no', 'one', 'two', 'three', 'four'][warned]} copies" in text
