@@ -217,3 +217,30 @@ def test_a_survivors_diff_is_applied_in_its_own_function_where_its_text_recurs()
     assert where(text, "    continue", "x_b__mutmut_2") is None  # twice in b
     assert where(text, "    continue", "x_d__mutmut_2") is None  # no function d
     assert where(text, "    y = 1", "anything") == text.index("    y = 1")  # once in the file: there
+    assert where(text, "    continue", "linkroof.roofline.m.x_c__mutmut_3") == where(text, "    continue", "x_c__mutmut_3")
+
+
+def test_a_methods_diff_goes_to_its_class_and_method_and_file_headers_are_no_lines(tmp_path):
+    """A method's mutmut name (xǁClassǁmethod__mutmut_N) places recurring text in that
+    method of that class; `mutmut show`'s `--- file` and `+++ file` headers are neither
+    the removed nor the added text."""
+    sys.path.insert(0, str(Path(__file__).parent / "tools"))
+    from mutants import from_diffs, where
+
+    text = ("class A:\n    def f(self):\n        x = None\n\n    def g(self):\n        x = None\n\n\n"
+            "class B:\n    def f(self):\n        x = None\n        return x\n")
+    in_b = text.index("class B:")
+    assert where(text, "        x = None", "xǁBǁf__mutmut_1") == text.index("        x = None", in_b)
+    assert where(text, "        x = None", "linkroof.m.xǁBǁf__mutmut_1") == text.index("        x = None", in_b)
+    assert where(text, "        x = None", "xǁAǁg__mutmut_2") == text.index("    def g") + len("    def g(self):\n")
+    assert where(text, "        x = None", "xǁAǁf__mutmut_2") == text.index("    def f") + len("    def f(self):\n")
+    assert where(text, "        x = None", "xǁCǁf__mutmut_2") is None  # no class C
+    assert where(text, "        x = None", "xǁAǁh__mutmut_2") is None  # no method h
+    only_b = text.replace("    def g(self):\n        x = None\n\n", "") + "\n    def g(self):\n        x = None\n"
+    assert "def g" not in only_b[:only_b.index("class B")]
+    assert where(only_b, "        x = None", "xǁAǁg__mutmut_2") is None  # g is B's, not A's
+    diffs = tmp_path / "d.txt"
+    diffs.write_text("## m.xǁBǁf__mutmut_1\n# m.xǁBǁf__mutmut_1: survived\n--- linkroof/m.py\n+++ linkroof/m.py\n"
+                     "@@ -1,3 +1,3 @@\n-        x = None\n+        x = 0\n         return x\n")
+    assert from_diffs(str(diffs), "linkroof/m.py") == [("m.xǁBǁf__mutmut_1", "linkroof/m.py", "        x = None",
+                                                        "        x = 0")]

@@ -619,7 +619,7 @@ def from_diffs(diffs: str, rel: str) -> list[tuple[str, str, str, str]]:
     """mutmut's survivors' diffs as mutations of `rel`."""
     out = []
     for block in Path(diffs).read_text().split("## ")[1:]:
-        lines = block.splitlines()
+        lines = [x for x in block.splitlines() if not x.startswith(("--- ", "+++ "))]  # `mutmut show`'s file headers
         old = "\n".join(x[1:] for x in lines[1:] if x.startswith("-"))
         new = "\n".join(x[1:] for x in lines[1:] if x.startswith("+"))
         out.append((lines[0].strip(), rel, old, new))
@@ -629,11 +629,26 @@ def from_diffs(diffs: str, rel: str) -> list[tuple[str, str, str, str]]:
 def where(text: str, old: str, name: str) -> int | None:
     """Where to apply a mutation: the text's one place in the file, else its one place in
     the function a mutmut name gives (x_<function>__mutmut_<n>: a line such as `continue`
-    or `return "other"` occurs in several functions); None where neither is one."""
+    or `return "other"` occurs in several functions), or the method (xǁ<class>ǁ<method>__mutmut_<n>);
+    None where neither is one."""
     import re
 
     if text.count(old) == 1:
         return text.index(old)
+    name = name.rsplit(".", 1)[-1]  # mutmut's full name: linkroof.roofline.timeline.x_union__mutmut_3
+    m = re.match(r"xǁ(\w+?)ǁ(\w+?)__mutmut_\d+$", name)
+    if m:
+        head = re.search(rf"^class {m.group(1)}\b", text, re.M)
+        if head is None:
+            return None
+        end = re.compile(r"^\S", re.M).search(text, head.end())  # the class's body ends at the next top-level line
+        end_at = end.start() if end else len(text)
+        start = text.find(f"    def {m.group(2)}(", head.start(), end_at)
+        if start < 0:
+            return None
+        nxt = re.compile(r"^(?:    def |    @|\S)", re.M).search(text, start + 5, end_at)
+        body = text[start:nxt.start() if nxt else end_at]
+        return start + body.index(old) if body.count(old) == 1 else None
     m = re.match(r"x_(\w+?)__mutmut_\d+$", name)
     if not m or f"def {m.group(1)}(" not in text:
         return None
