@@ -17,7 +17,8 @@ The figure reported is killed / (killed + open): the share of non-equivalent mut
 killed. tests/mutation/survivors/<module>.txt is written with one line per survivor and why.
 
 --rerun-survivors first runs again the survivors mutmut kept (it keeps a result until its
-function changes, so a new test kills nothing already run), then the rest of the module.
+function changes, so a new test kills nothing already run), but those the last report
+classed 'text' or 'equivalent', then the rest of the module.
 
 --no-run classifies and reports mutmut's results as they stand in --work, without a run:
 after `mutmut run NAME ...` there re-ran only the survivors against new tests (each
@@ -111,6 +112,16 @@ def equivalents() -> dict[str, str]:
     return out
 
 
+def settled(module: str) -> set[str]:
+    """The survivors the last report classed 'text' (a string's wording) or 'equivalent':
+    --rerun-survivors leaves them be, as no new test is meant to kill them."""
+    path = ROOT / "tests" / "mutation" / "survivors" / f"{module}.txt"
+    if not path.exists():
+        return set()
+    return {line.split()[0] for line in path.read_text().splitlines()
+            if not line.startswith("#") and len(line.split()) > 1 and line.split()[1] in ("text", "equivalent")}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("modules", nargs="*", default=VERDICT_MODULES)
@@ -139,6 +150,7 @@ def main() -> int:
                 kept = [line.strip().rsplit(":", 1)[0].strip()
                         for line in mutmut(work, "results").stdout.splitlines()
                         if line.strip().startswith(module + ".") and line.strip().endswith(": survived")]
+                kept = [n for n in kept if n not in settled(module) and n not in equiv]
                 if kept:
                     mutmut(work, "run", *kept, timeout=args.budget_min * 60)
             finished = True if args.no_run else \
