@@ -91,3 +91,14 @@ def test_pkbs_row_gathers_every_trials_reruns(monkeypatch):
     row = S._pkb_candidate("m:reference", "m:c", 0, "m:inputs", 1, 3, 1e-2, 1e-2, None, None, "/tmp", {})
     assert row["time_reruns"] == {"candidate": [f"trial 1: {SHORT}"]}
     assert np.isclose(row["speedup"], 1.0)
+
+
+def test_the_feedback_says_the_time_is_from_the_run_after():
+    row = {"candidate": "c", "correct": True, "protocol": "pkb", "speedup": 2.0, "time_s": 50e-6,
+           "reference_time_s": 100e-6, "trial_speedups": [2.0], "time_reruns": {"reference": [SHORT, SHORT]}}
+    text = S.feedback(row)
+    assert ("timed again: the reference's first 2 run(s) reported a time short of the wall the judge saw (a host "
+            "that kept the harness off the CPU); the times are from the run after") in text
+    assert "2.00x the reference (50.0 us against 100.0 us, pkb protocol)" in text
+    row.pop("time_reruns")
+    assert "timed again" not in S.feedback(row)

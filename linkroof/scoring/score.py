@@ -745,6 +745,11 @@ def feedback(row: dict) -> str:
         parts.append(f"clock: {_clock_words(clk)}" + (f" (the reference's: {_clock_words(rclk)})"
                                                      if rclk.get("state") and rclk.get("state") != clk.get("state")
                                                      else ""))
+    again = row.get("time_reruns") or {}
+    if again:  # the times above are from the run that counted; say that an earlier one was not believed
+        parts.append("timed again: " + ", ".join(f"the {who}'s first {len(v)} run(s)" for who, v in sorted(again.items()))
+                     + " reported a time short of the wall the judge saw (a host that kept the harness off the CPU); "
+                       "the times are from the run after")
     parts += row.get("placement_verdicts") or []
     tl = row.get("timeline") or {}
     who = f"rank {row['explained_rank']}'s" if row.get("ranks", 1) > 1 and row.get("explained_rank") is not None \
