@@ -86,11 +86,48 @@ def mutmut(work: Path, *args: str, timeout: float | None = None) -> subprocess.C
     return subprocess.run([str(exe), *args], cwd=work, capture_output=True, text=True, timeout=timeout, env=env)
 
 
-_STRING = re.compile(r'("(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\')')
+_STRING = re.compile(r'([rRbBuUfF]{0,2})("(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\')')
+
+
+def _fields(literal: str) -> list[str]:
+    """The {...} fields of an f-string's body (nested braces counted; {{ is no field)."""
+    out, depth, cur, i = [], 0, "", 0
+    while i < len(literal):
+        ch = literal[i]
+        if depth == 0 and literal[i:i + 2] in ("{{", "}}"):
+            i += 2
+            continue
+        if ch == "{":
+            depth += 1
+            if depth == 1:
+                cur = ""
+                i += 1
+                continue
+        elif ch == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                out.append(cur)
+                i += 1
+                continue
+        if depth:
+            cur += ch
+        i += 1
+    return out
+
+
+def _wording(prefix: str, a: str, b: str) -> bool:
+    """Whether literal a -> b changes only a message's wording: not an f-string's fields
+    (code: `{x / 1e9}`), and not a string without a space, which is a key, a kind, a type
+    code or a separator that code reads ("idle", "sync", "q", ":")."""
+    if "f" in prefix.lower() and _fields(a) != _fields(b):
+        return False
+    body = re.sub(r"\{[^{}]*\}", "", a[1:-1]) if "f" in prefix.lower() else a[1:-1]
+    return any(c.isspace() for c in body)
 
 
 def classify(diff: str) -> str:
-    """'text' where the mutant only changes the inside of string literals, else 'open'."""
+    """'text' where the mutant only changes the wording of messages (string literals with
+    a space in them, f-strings' fields untouched), else 'open'."""
     minus = [line[1:] for line in diff.splitlines() if line.startswith("-") and not line.startswith("---")]
     plus = [line[1:] for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
     if not minus or len(minus) != len(plus):
@@ -98,6 +135,12 @@ def classify(diff: str) -> str:
     for a, b in zip(minus, plus):
         if _STRING.sub('""', a) != _STRING.sub('""', b):
             return "open"
+        la, lb = _STRING.findall(a), _STRING.findall(b)
+        if len(la) != len(lb):
+            return "open"
+        for (pa, sa), (pb, sb) in zip(la, lb):
+            if (pa, sa) != (pb, sb) and (pa.lower() != pb.lower() or not _wording(pa, sa, sb)):
+                return "open"
     return "text"
 
 

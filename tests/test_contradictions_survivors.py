@@ -92,3 +92,74 @@ def test_a_reasons_time_at_the_span_plus_a_thousandth_and_a_nanosecond_passes():
     assert K.check_timeline(reason("its 9.02 us on the critical path")) == [
         "critical path: memory's reason gives 'its 9.02 us on the critical path', longer than the call's span "
         "(9.0 us): a figure of another unit (a sum over calls?) beside a per-call one"]
+
+
+# --- the figures in the messages: a 1 s span, so a factor of 1.000001 shows in the first decimal ---
+# (0.5 s is 500000.0 us; 0.5 s * 1000001 would print 500000.5, and 0.5 s / 1e6 would print 0.0)
+
+def test_a_class_with_no_kernel_in_an_empty_table_is_named_with_its_time():
+    t = timeline(1.0, class_s=[("compute", 0.5)])
+    assert K.check_timeline(t) == [
+        "class: the decomposition gives compute 500000.0 us a call, and no kernel in the table is compute "
+        "(the table's classes: none)"]
+
+
+def test_a_class_with_no_kernel_lists_the_tables_classes_joined_by_a_comma():
+    # memory and idle have kernels and time; compute has time and no kernel
+    t = timeline(1.0, class_s=[("compute", 0.5), ("memory", 0.3), ("idle", 0.2)],
+                 kernels=[("memory", 0.3), ("idle", 0.2)])
+    assert K.check_timeline(t) == [
+        "class: the decomposition gives compute 500000.0 us a call, and no kernel in the table is compute "
+        "(the table's classes: idle, memory)"]
+
+
+def test_a_kernel_class_with_no_time_in_the_decomposition_is_named_with_its_time():
+    t = timeline(1.0, kernels=[("memory", 0.5)])
+    assert K.check_timeline(t) == [
+        "class: the kernel table calls 500000.0 us a call memory, and the decomposition gives memory no time"]
+
+
+def test_a_class_alone_longer_than_all_of_it_gives_both_times():
+    t = timeline(1.0, class_s=[("compute", 0.5)], kernels=[("compute", 0.5)], alone=[("compute", 0.75)])
+    assert K.check_timeline(t) == ["shares: compute alone 750000.0 us is more than all of compute (500000.0 us)"]
+
+
+def test_pieces_short_of_a_1_s_span_give_both_times():
+    t = timeline(1.0, pieces=[("memory", 0.5)])
+    assert K.check_timeline(t) == ["shares: the pieces add up to 500000.0 us, the span is 1000000.0 us"]
+
+
+def test_a_class_said_off_the_path_with_time_on_it_gives_that_time():
+    # 0.5 s on the path, saving 0.25 s: within its time on the path and the span
+    t = timeline(1.0, path=[("memory", 0.5)], shorten=[("memory", 0.25, "not on the critical path")])
+    assert K.check_timeline(t) == [
+        "critical path: memory is said not to be on the critical path, and has 500000.0 us on it"]
+
+
+def test_a_saving_over_the_time_on_the_path_gives_both_times():
+    t = timeline(1.0, path=[("memory", 0.5)], shorten=[("memory", 0.75, "x")])
+    assert K.check_timeline(t) == [
+        "critical path: shortening memory could save at most 750000.0 us, more than its 500000.0 us on the path"]
+
+
+def test_a_saving_over_a_1_s_span_gives_the_saving():
+    # 2 s on the path and 2 s saved: only the span is exceeded
+    t = timeline(1.0, path=[("memory", 2.0)], shorten=[("memory", 2.0, "x")])
+    assert K.check_timeline(t) == ["critical path: shortening memory could save 2000000.0 us, more than the span"]
+
+
+def test_a_reasons_time_over_a_1_s_span_gives_the_span():
+    # nothing on the path and nothing saved: only the reason's 2 s against the 1 s span
+    t = timeline(1.0, shorten=[("memory", 0.0, "its 2 s on the critical path")])
+    assert K.check_timeline(t) == [
+        "critical path: memory's reason gives 'its 2 s on the critical path', longer than the call's span "
+        "(1000000.0 us): a figure of another unit (a sum over calls?) beside a per-call one"]
+
+
+def test_a_drift_with_no_evidence_is_called_clock_by_default():
+    # 2000 -> 2010 MHz is 0.5 %, under 3 %: not moved, and the note names no evidence
+    c = NS(state="drifting", sm_mhz_first=2000, sm_mhz_last=2010, note="")
+    msg = ("clock: called drifting with no evidence (SM clock 2000 -> 2010 MHz, no cap, no power rise named): "
+           "a drift is the GPU's only with evidence")
+    assert K.check_clock(c) == [msg]
+    assert K.check(clock=c) == [msg]

@@ -2509,3 +2509,33 @@ def test_the_suite_in_254_s_and_four_copies_passing():
                for c in copies)
     warned = sum("Port 8787 is already in use" in c for c in copies)
     assert f"Two warnings in {['no', 'one', 'two', 'three', 'four'][warned]} copies" in text
+
+
+def test_mutation_timeline_through_and_the_stricter_text_class():
+    d = DATA / "2026-12-04c-mutation"
+    text = re.sub(r"\s+", " ", RESULTS[RESULTS.index("## Mutation: timeline run through, a stricter line"):])
+    run1 = json.loads((d / "report-timeline-run1.json").read_text())["modules"]["linkroof.roofline.timeline"]
+    assert f"{run1['killed']} killed, {run1['open']} open" in text
+    first = (d / "timeline-open-reapplied.txt").read_text()
+    second = (d / "timeline-open2-reapplied.txt").read_text()
+    assert first.count("## ") == 0 and (d / "timeline-open-diffs.txt").read_text().count("## ") == 78
+    assert (d / "timeline-open2-diffs.txt").read_text().count("## ") == 149
+    assert f"{first.count(chr(10) + 'killed ')} killed; `timeline-open2-reapplied.txt`: " \
+           f"{second.count(chr(10) + 'killed ')} killed" in text
+    rerun = json.loads((d / "report-timeline.json").read_text())["modules"]["linkroof.roofline.timeline"]
+    assert f"{rerun['killed']} killed, {rerun['open']} open" in text and rerun["open"] == 0
+    rec = json.loads((d / "report-timeline-cost-advise-clockstate.json").read_text())["modules"]
+    for short in ("timeline", "cost", "advise", "clockstate"):
+        m = rec[f"linkroof.roofline.{short}"]
+        share = m["killed"] / (m["killed"] + m["open"])
+        pct = f"{share:.1%}".replace(".0%", " %") if share == 1 else f"{share * 100:.1f} %"
+        row = f"| {short} | {m['killed']} | {m['open']} | {m['equivalent']} | {m['text']} | {m['other']} |"
+        assert row in text, row
+        assert (f"{row} 100 % of those run |" if m["other"] and share == 1 else f"{row} {pct} |") in text
+    con = json.loads((d / "report-contradictions.json").read_text())["modules"]["linkroof.roofline.contradictions"]
+    assert f"{con['killed']} killed, {con['open']} open (under the stricter class), {con['killed_share']:.1%}" \
+        .replace("%", " %") in text
+    log = (d / "contradictions-reapplied.txt").read_text()
+    survived = re.search(r"(\d+) survived", log).group(1)
+    assert f"{log.count(chr(10) + 'killed ')} killed, {survived} equivalent" in text
+    assert "**not met**" in text

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -717,8 +718,12 @@ def main() -> int:
             continue
         path.write_text(text[:at] + new + text[at + len(old):])
         try:
-            res = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
-                                  *args.tests.split()], cwd=root, capture_output=True, text=True, env=env)
+            # a bytecode cache of its own for each mutant: the suite writes caches (tests/conftest.py), and a
+            # mutant written within the second of the last, of the same size, was read from the last's cache
+            with tempfile.TemporaryDirectory(prefix="pycache-") as cache:
+                res = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
+                                      *args.tests.split()], cwd=root, capture_output=True, text=True,
+                                     env=dict(env, PYTHONPYCACHEPREFIX=cache))
         finally:
             path.write_text(text)
         killed = res.returncode != 0
