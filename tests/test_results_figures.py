@@ -2539,3 +2539,13 @@ def test_mutation_timeline_through_and_the_stricter_text_class():
     survived = re.search(r"(\d+) survived", log).group(1)
     assert f"{log.count(chr(10) + 'killed ')} killed, {survived} equivalent" in text
     assert "**not met**" in text
+
+
+def test_the_stops_ci_under_five_minutes():
+    ci = (DATA / "2026-12-04c-suite" / "ci-final.txt").read_text()
+    text = re.sub(r"\s+", " ", RESULTS[RESULTS.index("## Mutation: timeline run through, a stricter line"):])
+    (passed, secs), (lpassed, lsecs) = re.findall(r"(\d+) passed.* in ([\d.]+)s", ci)[:2]
+    m, s = re.search(r"real\s+(\d+)m([\d.]+)s", ci).groups()
+    assert f"the README's suite {passed} passed in {float(secs):.1f} s; the long fuzzing {lpassed} passed in " \
+           f"{float(lsecs):.1f} s; {m} min {float(s):.0f} s in all" in text
+    assert float(secs) < 300 and "Contracts: 5 kept, 0 broken" in ci and not re.search(r"\b\d+ failed", ci)
