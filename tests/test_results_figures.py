@@ -2549,3 +2549,11 @@ def test_the_stops_ci_under_five_minutes():
     assert f"the README's suite {passed} passed in {float(secs):.1f} s; the long fuzzing {lpassed} passed in " \
            f"{float(lsecs):.1f} s; {m} min {float(s):.0f} s in all" in text
     assert float(secs) < 300 and "Contracts: 5 kept, 0 broken" in ci and not re.search(r"\b\d+ failed", ci)
+
+
+def test_advise_survivors_reapplied():
+    d = DATA / "2026-12-04c-mutation"
+    text = re.sub(r"\s+", " ", RESULTS[RESULTS.index("Last in the stop, advise's"):])
+    assert (d / "advise-open-diffs.txt").read_text().count("## ") == 29 and "advise's 29 open survivors" in text
+    log = (d / "advise-reapplied.txt").read_text()
+    assert f"{log.count(chr(10) + 'killed ')} killed, {re.search(r'(\d+) survived', log).group(1)} equivalent" in text
