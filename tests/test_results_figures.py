@@ -2556,4 +2556,5 @@ def test_advise_survivors_reapplied():
     text = re.sub(r"\s+", " ", RESULTS[RESULTS.index("Last in the stop, advise's"):])
     assert (d / "advise-open-diffs.txt").read_text().count("## ") == 29 and "advise's 29 open survivors" in text
     log = (d / "advise-reapplied.txt").read_text()
-    assert f"{log.count(chr(10) + 'killed ')} killed, {re.search(r'(\d+) survived', log).group(1)} equivalent" in text
+    survived = re.search(r"(\d+) survived", log).group(1)
+    assert f"{log.count(chr(10) + 'killed ')} killed, {survived} equivalent" in text
