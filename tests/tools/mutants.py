@@ -617,14 +617,34 @@ MUTATIONS = [
 
 
 def from_diffs(diffs: str, rel: str) -> list[tuple[str, str, str, str]]:
-    """mutmut's survivors' diffs as mutations of `rel`."""
+    """mutmut's survivors' diffs as mutations of `rel`. Where a diff carries its context
+    (`mutmut show` prints the hunk), the text to change is the whole hunk, context and all,
+    whenever the changed lines alone occur more than once in their function (a `break` of
+    three in one loop): `hunk_text` gives that form."""
     out = []
     for block in Path(diffs).read_text().split("## ")[1:]:
         lines = [x for x in block.splitlines() if not x.startswith(("--- ", "+++ "))]  # `mutmut show`'s file headers
         old = "\n".join(x[1:] for x in lines[1:] if x.startswith("-"))
         new = "\n".join(x[1:] for x in lines[1:] if x.startswith("+"))
         out.append((lines[0].strip(), rel, old, new))
+        HUNKS[lines[0].strip()] = hunk_text(lines[1:])
+    if not out:
+        raise SystemExit(f"no mutant in {diffs}: each begins with a line '## NAME', then its '-' and '+' lines")
     return out
+
+
+HUNKS: dict[str, tuple[str, str] | None] = {}
+
+
+def hunk_text(lines: list[str]) -> tuple[str, str] | None:
+    """A diff's hunk as (before, after): its context lines (" "-prefixed) with the "-" lines,
+    and with the "+" lines; None where it has no context to tell one place from another."""
+    body = [x for x in lines if x[:1] in (" ", "-", "+") and not x.startswith("@@")]
+    if not any(x.startswith(" ") for x in body):
+        return None
+    before = "\n".join(x[1:] for x in body if x[:1] in (" ", "-"))
+    after = "\n".join(x[1:] for x in body if x[:1] in (" ", "+"))
+    return before, after
 
 
 def where(text: str, old: str, name: str) -> int | None:
@@ -712,6 +732,9 @@ def main() -> int:
         path = root / rel
         text = path.read_text()
         at = where(text, old, name)
+        if at is None and HUNKS.get(name) and text.count(HUNKS[name][0]) == 1:
+            old, new = HUNKS[name]  # the changed lines occur more than once: placed by their context
+            at = text.index(old)
         if at is None:
             print(f"?? {name}: the text occurs {text.count(old)} times in {rel}, not once in its function")
             survivors.append(name)
