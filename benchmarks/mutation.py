@@ -187,6 +187,7 @@ def main() -> int:
     equiv = equivalents()
     for module in args.modules:
         lines: list[str] = []
+        stopped: list[str] = []
         t0 = time.time()
         try:
             if args.rerun_survivors and not args.no_run:
@@ -196,11 +197,16 @@ def main() -> int:
                 kept = [n for n in kept if n not in settled(module) and n not in equiv]
                 if kept:
                     mutmut(work, "run", *kept, timeout=args.budget_min * 60)
-            finished = True if args.no_run else \
-                mutmut(work, "run", f"{module}.*", timeout=max(60.0, args.budget_min * 60 - (time.time() - t0))
-                       ).returncode == 0
+            if args.no_run:
+                finished = True
+            else:
+                run = mutmut(work, "run", f"{module}.*", timeout=max(60.0, args.budget_min * 60 - (time.time() - t0)))
+                finished = run.returncode == 0
+                if not finished:  # mutmut stopped of itself: its last words kept in the report
+                    stopped = (run.stderr or run.stdout).strip().splitlines()[-3:]
         except subprocess.TimeoutExpired:
             finished = False
+            stopped = [f"the chunk's budget of {args.budget_min:g} min ran out"]
         results = mutmut(work, "results", "--all", "true").stdout
         status = {}
         for line in results.splitlines():
@@ -228,6 +234,8 @@ def main() -> int:
         judged = counts["killed"] + counts["open"] + counts["no tests"]
         counts["killed_share"] = round(counts["killed"] / judged, 4) if judged else None
         counts["finished"] = finished
+        if stopped:
+            counts["stopped"] = stopped
         counts["run"] = "results kept in the work copy, not run again" if args.no_run else "run"
         counts["minutes"] = round((time.time() - t0) / 60, 1)
         report["modules"][module] = counts

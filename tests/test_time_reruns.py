@@ -102,3 +102,27 @@ def test_the_feedback_says_the_time_is_from_the_run_after():
     assert "2.00x the reference (50.0 us against 100.0 us, pkb protocol)" in text
     row.pop("time_reruns")
     assert "timed again" not in S.feedback(row)
+
+
+def test_a_rerun_is_earned_by_the_disagreements_kind_not_its_words():
+    """short_only reads each time disagreement's kind: a long time whose sentence happens
+    to hold the short one's words earns no rerun, and the kinds are those the judge made."""
+    from types import SimpleNamespace
+
+    class Rep:
+        def __init__(self, ms, wall_s, marks=True):
+            self.perf = {"wall_time_ms": ms}
+            self.marks = {"timing_start": 10.0, "timing_end": 10.0 + wall_s} if marks else {}
+
+    def kinds(rep):
+        return [d.kind for d in S.time_disagreements(SimpleNamespace(reports={0: rep}), "pkb", 100)]
+
+    assert kinds(Rep(0.01, 0.100)) == ["short"]  # 1 ms reported for 100 ms seen
+    assert kinds(Rep(1.0, 0.080)) == ["long"]  # 100 ms reported in 80 ms
+    assert kinds(Rep(1.0, 0.1, marks=False)) == ["marks"]
+    worded = S.Disagreement("rank 0 reported 9 ms for a loop seen take 1 ms (under 50% of it)", "long")
+    assert not S.short_only([], [worded])
+    assert S.short_only([], [S.Disagreement("rank 0 reported 1 ms", "short")])
+    assert not S.short_only([], ["rank 0 reported 1 ms for 100 ms (under 50% of it)"])  # a bare sentence: no kind
+    assert not S.short_only(["the channel was written to"], [S.Disagreement("x", "short")])
+    assert not S.short_only([], [])

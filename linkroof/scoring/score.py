@@ -485,7 +485,20 @@ def default_max_memory() -> int:
     return total // 2 if total else 64 << 30
 
 
-def time_disagreements(listener: Any, protocol: str, iters: int = PKB_ITERS) -> list[str]:
+class Disagreement(str):
+    """A time disagreement: its sentence, and its kind, which code reads (not the words):
+    "short" (a time under the wall the judge saw), "long" (over it) or "marks" (a time
+    without the harness's marks around its loop)."""
+
+    kind: str
+
+    def __new__(cls, text: str, kind: str) -> "Disagreement":
+        self = super().__new__(cls, text)
+        self.kind = kind
+        return self
+
+
+def time_disagreements(listener: Any, protocol: str, iters: int = PKB_ITERS) -> list[Disagreement]:
     """Where a rank's reported time disagrees with what the judge saw from outside: the
     judge's own clock at the arrival of the timed loop's start and end marks. A timed
     loop reported longer than that wall time (beyond TIME_OVER and TIME_SLACK_S) is
@@ -501,25 +514,24 @@ def time_disagreements(listener: Any, protocol: str, iters: int = PKB_ITERS) -> 
         total = per * iters if protocol == "pkb" else per  # PKB: the mean over the judge's own count of calls
         a, b = rep.marks.get("timing_start"), rep.marks.get("timing_end")
         if a is None or b is None or b < a:
-            out.append(f"rank {r} reported a time without the harness's marks around its timed loop")
+            out.append(Disagreement(f"rank {r} reported a time without the harness's marks around its timed loop",
+                                    "marks"))
             continue
         wall, rep_s = b - a, float(total) / 1e3
         if rep_s > wall * (1 + TIME_OVER) + TIME_SLACK_S:
-            out.append(f"rank {r} reported {rep_s * 1e3:.3f} ms for a timed loop the judge saw take "
-                       f"{wall * 1e3:.3f} ms")
+            out.append(Disagreement(f"rank {r} reported {rep_s * 1e3:.3f} ms for a timed loop the judge saw take "
+                                    f"{wall * 1e3:.3f} ms", "long"))
         elif protocol == "pkb" and rep_s < wall * TIME_UNDER - TIME_UNDER_SLACK_S:
-            out.append(f"rank {r} reported {rep_s * 1e3:.3f} ms for a timed loop the judge saw take "
-                       f"{wall * 1e3:.3f} ms {UNDER_WORDS}{TIME_UNDER:.0%} of it)")
+            out.append(Disagreement(f"rank {r} reported {rep_s * 1e3:.3f} ms for a timed loop the judge saw take "
+                                    f"{wall * 1e3:.3f} ms (under {TIME_UNDER:.0%} of it)", "short"))
     return out
-
-
-UNDER_WORDS = "(under "  # the words of the one disagreement a loaded host can make of an honest harness
 
 
 def short_only(violations: Sequence[str], timing: Sequence[str]) -> bool:
     """True when the channel found nothing (`violations`) and every time disagreement is
-    a time reported short of the wall seen: worth a second run (run_timed)."""
-    return bool(timing) and not violations and all(UNDER_WORDS in v for v in timing)
+    a time reported short of the wall seen (kind "short", whatever the words say): worth
+    a second run (run_timed)."""
+    return bool(timing) and not violations and all(getattr(v, "kind", None) == "short" for v in timing)
 
 
 def run_timed(*args: Any, **kwargs: Any) -> RunResult:
