@@ -1,7 +1,7 @@
 """Mutation testing of the modules that make verdicts, with mutmut, in chunks (issue 44).
 
     python benchmarks/mutation.py [MODULE ...] [--budget-min 40] [--work .mutation]
-        [--out benchmarks/data/DATE-mutation] [--no-run] [--rerun-survivors]
+        [--out benchmarks/data/DATE-mutation] [--no-run] [--rerun-survivors] [--restore FOLDER]
 
 MODULE is a dotted module (linkroof.roofline.clockstate); default: every module in
 VERDICT_MODULES. A copy of the working tree is kept under --work (git-ignored) so that
@@ -20,6 +20,12 @@ killed. tests/mutation/survivors/<module>.txt is written with one line per survi
 function changes, so a new test kills nothing already run), but those the last report
 classed 'text' or 'equivalent', then the rest of the module.
 
+Each module's mutmut results (each mutant's exit code, each function's hash) are saved,
+gzipped, under OUT/meta: the raw file of its figures. A checkout starts without the work
+copy, so --restore OUT puts those results back into a fresh one: mutmut keeps each whose
+function is unchanged and runs only the rest, and a module too large for one session is
+finished over several.
+
 --no-run classifies and reports mutmut's results as they stand in --work, without a run:
 after `mutmut run NAME ...` there re-ran only the survivors against new tests (each
 mutant's result is mutmut's own either way).
@@ -29,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import gzip
 import json
 import os
 import re
@@ -78,6 +85,45 @@ def work_tree(work: Path, modules: list[str]) -> None:
     text += "\n[tool.mutmut]\nsource_paths = " + json.dumps(files) + "\npytest_add_cli_args_test_selection = " + \
         json.dumps(SELECTION) + "\nalso_copy = " + json.dumps(copy) + "\n"
     (work / "pyproject.toml").write_text(text)
+
+
+def meta_path(work: Path, module: str) -> Path:
+    """mutmut's own results for a module's file in the work copy: each mutant's exit code,
+    and each function's hash (a result is kept while its function's hash holds)."""
+    return work / "mutants" / (module.replace(".", "/") + ".py.meta")
+
+
+def save_results(work: Path, module: str, out: Path) -> Path | None:
+    """The module's mutmut results, gzipped, under out/meta: the raw file of its figures,
+    and what --restore gives a later session's fresh work copy."""
+    src = meta_path(work, module)
+    if not src.exists():
+        return None
+    dest = out / "meta" / f"{module}.meta.json.gz"
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(dest, "wt") as f:
+        f.write(json.dumps(json.loads(src.read_text()), separators=(",", ":")))
+    return dest
+
+
+def restore_results(work: Path, modules: list[str], folders: list[Path]) -> dict[str, str]:
+    """Results saved by save_results, put back into a work copy that has none of its own for
+    the module (the work copy's own come first), the last folder given that holds it winning.
+    mutmut keeps each restored result whose function is unchanged and runs the rest."""
+    done = {}
+    for module in modules:
+        dest = meta_path(work, module)
+        if dest.exists():
+            continue
+        for folder in reversed(folders):
+            src = folder / "meta" / f"{module}.meta.json.gz"
+            if src.exists():
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                with gzip.open(src, "rt") as f:
+                    dest.write_text(f.read())
+                done[module] = str(folder)
+                break
+    return done
 
 
 def mutmut(work: Path, *args: str, timeout: float | None = None) -> subprocess.CompletedProcess:
@@ -175,15 +221,19 @@ def main() -> int:
     ap.add_argument("--rerun-survivors", action="store_true",
                     help="first run again each module's kept survivors (mutmut keeps a result until the function "
                          "changes, so new tests kill nothing it already ran)")
+    ap.add_argument("--restore", action="append", default=[], metavar="FOLDER",
+                    help="an earlier run's --out folder: its saved results (FOLDER/meta) are put back into a work "
+                         "copy that has none for a module, so a fresh checkout goes on where that run stopped")
     args = ap.parse_args()
     work = Path(args.work)
     out = Path(args.out or ROOT / "benchmarks" / "data" / f"{datetime.date.today().isoformat()}-mutation")
     out.mkdir(parents=True, exist_ok=True)
     if not args.no_run:
         work_tree(work, VERDICT_MODULES)
+    restored = restore_results(work, VERDICT_MODULES, [Path(f) for f in args.restore])
     version = mutmut(work, "--version").stdout.strip()
     report = {"tool": version, "python": sys.version.split()[0], "machine": f"{os.cpu_count()} cores",
-              "load": os.getloadavg(), "modules": {}}
+              "load": os.getloadavg(), "restored": restored, "modules": {}}
     equiv = equivalents()
     for module in args.modules:
         lines: list[str] = []
@@ -238,6 +288,8 @@ def main() -> int:
             counts["stopped"] = stopped
         counts["run"] = "results kept in the work copy, not run again" if args.no_run else "run"
         counts["minutes"] = round((time.time() - t0) / 60, 1)
+        saved = save_results(work, module, out)
+        counts["results"] = str(saved.relative_to(ROOT)) if saved and saved.is_relative_to(ROOT) else str(saved)
         report["modules"][module] = counts
         print(module, json.dumps(counts), flush=True)
         survivors = ROOT / "tests" / "mutation" / "survivors" / f"{module}.txt"
