@@ -109,6 +109,20 @@ def no_process_left(wait_s: float = 10.0):
     assert not left, f"processes left behind: {left}"
 
 
+@pytest.fixture(autouse=True)
+def _no_resource_tracker_left():
+    """multiprocessing's resource tracker, started by a test's process pool or Dask cluster,
+    stopped after it: the tracker outlives the pool as a child of the test's process, and
+    in one process (mutmut's runs) it was a child that never ended: mutmut 3.8 waits for
+    any child of its own and hung on it (2026-12-04)."""
+    from multiprocessing import resource_tracker
+
+    running = resource_tracker._resource_tracker._fd is not None
+    yield
+    if not running and resource_tracker._resource_tracker._fd is not None:
+        resource_tracker._resource_tracker._stop()
+
+
 @pytest.fixture
 def leaves_no_process():
     """The test leaves no process behind (no_process_left)."""
