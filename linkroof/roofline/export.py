@@ -365,7 +365,8 @@ def kernelbench_specs(profile: Profile, key: str, fs: Sequence[Fact]) -> dict[st
             name, rest = line.split(":", 1)
             d[name.strip().replace(" per GPU, one direction", " bandwidth per GPU, one direction")] = rest.strip()
         elif line.startswith("  "):
-            name, rest = line.strip().split(":", 1)
+            # "  NAME: ROW[; half peak from X]": a name may hold a colon (host_memory=numa:1), the row never ": "
+            name, rest = line.strip().rsplit(": ", 1)
             d[("NCCL " if " nccl" in name else "") + name + " bandwidth at 4K/64K/1M/16M/256M B"] = \
                 rest.strip().replace(";", " GB/s;", 1) if ";" in rest else rest.strip() + " GB/s"
         elif line.startswith(("Launch", "SM blocks")):
