@@ -291,6 +291,9 @@ def main() -> int:
         saved = save_results(work, module, out)
         counts["results"] = str(saved.relative_to(ROOT)) if saved and saved.is_relative_to(ROOT) else str(saved)
         report["modules"][module] = counts
+        # written after each module, so a chain stopped in its next module leaves this one's figures
+        name = "report-" + "-".join(m.rsplit(".", 1)[-1] for m in args.modules)[:80] + ".json"
+        (out / name).write_text(json.dumps(report, indent=1) + "\n")
         print(module, json.dumps(counts), flush=True)
         survivors = ROOT / "tests" / "mutation" / "survivors" / f"{module}.txt"
         survivors.parent.mkdir(parents=True, exist_ok=True)
@@ -299,8 +302,6 @@ def main() -> int:
             "# 'text' mutants change only a string's wording; 'equivalent' ones are justified in\n"
             "# tests/mutation/equivalent.txt; 'open' and 'no-tests' ones still need a killing test.\n"
             + "\n".join(lines) + "\n")
-    name = "report-" + "-".join(m.rsplit(".", 1)[-1] for m in args.modules)[:80] + ".json"
-    (out / name).write_text(json.dumps(report, indent=1) + "\n")
     return 0
 
 
