@@ -139,11 +139,11 @@ def test_other_work_beside_the_path_caps_the_saving():
 
 def test_a_zero_length_activity_beside_the_path_takes_no_time():
     """GEMM 0-100 us on the path, a 0 ns memset at 50 us on stream 8: the memset leaves nothing to take,
-    so compute could save all 100 us; memory (the memset) is not on the path."""
+    so compute could save all 100 us; memory (the memset) is not on the path, having taken no time."""
     acts = [gemm(0, 100 * US), memset(50 * US, 50 * US)]
     assert T.shorten_bounds(acts, 0, 100 * US, {"compute": 100_000}) == [
         ("compute", 100_000, "its 100.0 us on the critical path"),
-        ("memory", 0, NOT_ON_PATH)]
+        ("memory", 0, "not on the critical path: its work took no time inside the call")]
 
 
 def test_other_work_as_long_as_the_window_leaves_no_saving():
@@ -222,3 +222,15 @@ def test_two_classes_starting_and_ending_together_are_never_alone():
     assert o.class_busy == {"compute": 10_000, "memory": 10_000}
     assert o.class_alone == {}
     assert o.pairs == {("compute", "memory"): 10_000}
+
+
+def test_work_of_no_time_is_not_said_to_run_beside_other_work():
+    """A 0 ns memset at 50 us (a class's only activity) beside a GEMM 0-100 us on the path: the
+    memset could save nothing, and the reason is that it took no time, not that other work
+    ran beside it. A memset 120-130 us, outside the 0-100 us window, is the same."""
+    for m in (memset(50 * US, 50 * US), memset(120 * US, 130 * US)):
+        got = T.shorten_bounds([gemm(0, 100 * US), m], 0, 100 * US, {"compute": 100_000})
+        assert got[1] == ("memory", 0, "not on the critical path: its work took no time inside the call"), got
+    # 1 ns of it inside the window: it ran, beside the path
+    got = T.shorten_bounds([gemm(0, 100 * US), memset(50 * US, 50 * US + 1)], 0, 100 * US, {"compute": 100_000})
+    assert got[1] == ("memory", 0, NOT_ON_PATH)

@@ -484,8 +484,11 @@ def shorten_bounds(activities: Sequence[Activity], lo: int, hi: int, on_path: di
     span = hi - lo
     for cls in CLASSES:
         if not on_path.get(cls):
-            if any(kernel_class(a)[0] == cls for a in activities):
-                out.append((cls, 0, "not on the critical path: other work ran beside all of it"))
+            mine = [a for a in activities if kernel_class(a)[0] == cls]
+            if mine:
+                inside = sum(max(0, min(a.end_ns, hi) - max(a.start_ns, lo)) for a in mine)
+                out.append((cls, 0, "not on the critical path: other work ran beside all of it" if inside > 0
+                            else "not on the critical path: its work took no time inside the call"))
             continue
         per_stream: dict[tuple[int, int], int] = {}
         for a in activities:
