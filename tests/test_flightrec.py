@@ -288,3 +288,43 @@ def test_real_gloo_dumps_name_the_rank_that_skipped():
     assert d.versions == {0: "2.10", 1: "2.10", 2: "2.10", 3: "2.10"}
     p2p = _diag(sorted((folder.parent / "gloo_p2p").glob("rank_*")))
     assert p2p.stuck == [] and p2p.behind == ()  # Gloo records no send or receive
+
+
+def test_a_send_stalled_in_a_split_group_names_which_one(tmp_path):
+    """Two groups named 'split' (ranks 0-1 and 2-3): rank 0 sends to its peer 1, which never
+    posts the receive. The stall is named 'split@0,1', as a collective's would be, not the
+    bare name both groups share."""
+    job = Job({"0": ("default_pg", [0, 1, 2, 3])})
+    job.groups.update({"split": ("s", [0, 1])})
+    job.add([0, 1], coll("split"))
+    job.add([0], send("split", 1))
+    paths = job.write(tmp_path, ranks=[0, 1])
+    job2 = Job({"0": ("default_pg", [0, 1, 2, 3]), "split": ("s", [2, 3])})
+    job2.add([2, 3], coll("split"))
+    paths += job2.write(tmp_path, ranks=[2, 3])
+    d = _diag(paths)
+    p2p = [s for s in d.stuck if s.kind == "p2p"]
+    assert [(s.group, s.op, s.behind, s.waiting) for s in p2p] == [("split@0,1", "recv", (1,), (0,))]
+
+
+def test_sends_of_a_group_no_pg_config_lists_are_not_matched_by_guess():
+    """Group 'x' is in no rank's pg_config. Rank 0's send to its peer 1 and rank 2's receive
+    from its peer 0 are pending; rank 1 has nothing in 'x'. Guessing the members from the
+    ranks with entries (0 and 2) would make peer 1 rank 2 and call the two matched; without
+    the group's ranks no peer is a rank, so nothing is matched, and a warning says why."""
+    def p2p(rid, name):
+        return {"record_id": rid, "pg_id": 1, "process_group": ("x", "x"), "collective_seq_id": 0, "p2p_seq_id": 1,
+                "op_id": rid + 1, "profiling_name": name, "input_sizes": [[256]], "input_dtypes": ["Float"],
+                "output_sizes": [[256]], "output_dtypes": ["Float"], "state": "started", "is_p2p": True}
+
+    def dump(rank, entries):
+        doc = {"version": "2.10", "pg_config": {"0": {"name": "0", "desc": "default_pg", "ranks": "[0, 1, 2]"}},
+               "entries": entries, "rank": rank}
+        return F.read_dump(pickle.dumps(doc, protocol=2), f"rank_{rank}")
+
+    dumps = [dump(0, [p2p(0, "nccl:send 0->1")]), dump(1, []), dump(2, [p2p(0, "nccl:recv 2<-0")])]
+    d = F.diagnose_hang(dumps)
+    assert [e.peer for e in dumps[0].entries] == [1] and [e.peer for e in dumps[2].entries] == [0]
+    assert [s for s in d.stuck if s.group == "x"] == []
+    assert "group 'x' is in no dump's pg_config: its ranks are not known, so its pending sends and receives are " \
+           "not matched to their peers" in d.warnings

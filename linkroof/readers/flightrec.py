@@ -582,7 +582,12 @@ def diagnose_hang(dumps: list[FRDump]) -> HangDiagnosis:
         s = _stuck_collective(key, name, desc, members, entries, by_rank)
         if s:
             stuck.append(s)
-        stuck += _stuck_p2p(name, desc, members, entries, by_rank)
+        if ranks:
+            stuck += _stuck_p2p(key, desc, members, entries, by_rank)
+        elif any(e.is_p2p and e.state != "completed" for es in entries.values() for e in es):
+            # a send's peer is a rank within its group: without the group's ranks, it names no rank
+            warnings.append(f"group {key!r} is in no dump's pg_config: its ranks are not known, so its pending "
+                            "sends and receives are not matched to their peers")
     stuck = _causes(stuck)
     expected = tuple(sorted({r for ranks, _ in groups.values() for r in ranks}))
     missing = tuple(r for r in expected if r not in by_rank)
@@ -669,10 +674,11 @@ def _stuck_collective(key: str, name: str, desc: str, members: tuple[int, ...], 
                  evidence)
 
 
-def _stuck_p2p(name: str, desc: str, members: tuple[int, ...], entries: dict[int, list[FREntry]],
+def _stuck_p2p(key: str, desc: str, members: tuple[int, ...], entries: dict[int, list[FREntry]],
                by_rank: dict[int, FRDump]) -> list[Stuck]:
     """A send or receive not completed, against its peer only: the peer that never posted
-    the matching receive or send is behind; the rest of the group is no part of it."""
+    the matching receive or send is behind; the rest of the group is no part of it. The
+    group is named by its key, as a collective's is: a split group's name and ranks."""
     order = sorted(members)
     out = []
     pending: dict[tuple[int, int, str], list[FREntry]] = {}
@@ -697,7 +703,7 @@ def _stuck_p2p(name: str, desc: str, members: tuple[int, ...], entries: dict[int
                        and e.peer is not None and e.peer < len(order) and order[e.peer] == r)
             why = f"ring: no pending {want} from rank {r} ({done} completed)"
         first = min(es, key=lambda e: e.p2p_seq)
-        out.append(Stuck(name, desc, members, "p2p", first.p2p_seq, want, first.input_sizes or first.output_sizes,
+        out.append(Stuck(key, desc, members, "p2p", first.p2p_seq, want, first.input_sizes or first.output_sizes,
                          (first.dtype,) if first.dtype else (), first.size_bytes, (peer,), (r,),
                          {peer: why, r: f"ring: {op} p2p #{first.p2p_seq} {first.state} to rank {peer}"
                           if op == "send" else f"ring: {op} p2p #{first.p2p_seq} {first.state} from rank {peer}"}))
