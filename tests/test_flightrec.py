@@ -328,3 +328,25 @@ def test_sends_of_a_group_no_pg_config_lists_are_not_matched_by_guess():
     assert [s for s in d.stuck if s.group == "x"] == []
     assert "group 'x' is in no dump's pg_config: its ranks are not known, so its pending sends and receives are " \
            "not matched to their peers" in d.warnings
+
+
+@pytest.mark.parametrize("sizes, dtypes, why", [
+    ([[1024], 5], ["Float"], "2 shapes for 1 data types"),  # was a bare TypeError past the check
+    ([[1024], [1 << 20]], ["Float"], "2 shapes for 1 data types"),  # was read as 4096 B, the second tensor dropped
+    ([[1024]], ["Float", "Float"], "1 shapes for 2 data types"),
+    ([[1024], "x"], [], "shape 'x'"),  # no data types at all: each shape is still checked
+])
+def test_a_tensor_without_its_data_type_is_refused_not_dropped(sizes, dtypes, why):
+    e = {"record_id": 0, "pg_id": 0, "process_group": ("0", "default_pg"), "collective_seq_id": 1, "p2p_seq_id": 0,
+         "profiling_name": "nccl:all_reduce", "input_sizes": sizes, "input_dtypes": dtypes, "output_sizes": [],
+         "output_dtypes": [], "state": "completed", "is_p2p": False}
+    with pytest.raises(T.TelemetryError, match=r"entries\[0\].*missing or bad field \(" + __import__("re").escape(why)):
+        F.read_dump(pickle.dumps({"version": "2.10", "pg_config": {}, "entries": [e], "rank": 0}), "rank_0")
+
+
+def test_shapes_of_an_old_dump_without_data_types_are_read_with_no_size():
+    e = {"record_id": 0, "pg_id": 0, "process_group": ("0", "default_pg"), "collective_seq_id": 1, "p2p_seq_id": 0,
+         "profiling_name": "nccl:all_reduce", "input_sizes": [[1024]], "output_sizes": [[1024]],
+         "state": "completed", "is_p2p": False}
+    d = F.read_dump(pickle.dumps({"version": "2.1", "pg_config": {}, "entries": [e], "rank": 0}), "rank_0")
+    assert d.entries[0].input_sizes == ((1024,),) and d.entries[0].size_bytes is None

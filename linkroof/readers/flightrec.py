@@ -158,6 +158,10 @@ def _fr_bytes(sizes: Any, dtypes: Any) -> tuple[int, str | None]:
         raise ValueError("sizes and dtypes must be lists")
     if len(sizes) > MAX_TENSORS:
         raise ValueError(f"{len(sizes)} tensors in one call")
+    if dtypes and len(dtypes) != len(sizes):  # one data type a tensor (an old dump may give none at all)
+        raise ValueError(f"{len(sizes)} shapes for {len(dtypes)} data types")
+    for shape in sizes[len(dtypes):]:  # shapes without data types: checked all the same, their bytes not known
+        _numel(shape)
     total, names = 0, set()
     for shape, dt in zip(sizes, dtypes):
         known = c10_dtype(dt) if isinstance(dt, str) else None
