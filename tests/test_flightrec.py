@@ -350,3 +350,13 @@ def test_shapes_of_an_old_dump_without_data_types_are_read_with_no_size():
          "state": "completed", "is_p2p": False}
     d = F.read_dump(pickle.dumps({"version": "2.1", "pg_config": {}, "entries": [e], "rank": 0}), "rank_0")
     assert d.entries[0].input_sizes == ((1024,),) and d.entries[0].size_bytes is None
+
+
+def test_a_duration_past_any_float_is_refused_in_one_line():
+    """A pickle can carry 10**400 as an entry's duration_ms: math.isfinite raises OverflowError
+    on it, which escaped the reader as a traceback; it is a bad field like any other."""
+    e = {"record_id": 0, "pg_id": 0, "process_group": ("0", "default_pg"), "collective_seq_id": 1, "p2p_seq_id": 0,
+         "profiling_name": "nccl:all_reduce", "input_sizes": [], "input_dtypes": [], "output_sizes": [],
+         "output_dtypes": [], "state": "completed", "is_p2p": False, "duration_ms": 10 ** 400}
+    with pytest.raises(T.TelemetryError, match=r"entries\[0\].*missing or bad field \(int too large to convert"):
+        F.read_dump(pickle.dumps({"version": "2.10", "pg_config": {}, "entries": [e], "rank": 0}), "rank_0")

@@ -281,7 +281,7 @@ def _entry(e: Any, i: int, path: str) -> FREntry:
                 raise _err(path, f"entries[{i}]", f"duration_ms {_short(dur)} is not a time")
             dur = float(dur)
         rid = _int(e["record_id"], "record_id")
-    except (KeyError, TypeError, ValueError, IndexError) as ex:
+    except (KeyError, TypeError, ValueError, IndexError, OverflowError) as ex:  # OverflowError: an int past float
         raise _err(path, f"entries[{i}]", f"missing or bad field ({_text(str(ex))[:200]})") from None
     started, done = _opt_int(e.get("time_discovered_started_ns")), _opt_int(e.get("time_discovered_completed_ns"))
     return FREntry(rid, _opt_int(e.get("pg_id")), group, desc, coll, p2p, _opt_int(e.get("op_id")), name, op, is_p2p,
