@@ -2558,3 +2558,35 @@ def test_advise_survivors_reapplied():
     log = (d / "advise-reapplied.txt").read_text()
     survived = re.search(r"(\d+) survived", log).group(1)
     assert f"{log.count(chr(10) + 'killed ')} killed, {survived} equivalent" in text
+
+
+def test_mutation_export_flightrec_advise_contradictions():
+    d = DATA / "2026-12-04d-mutation"
+    text = re.sub(r"\s+", " ", RESULTS[RESULTS.index("## Mutation: export, flightrec, advise and contradictions"):])
+    reports = {}
+    for name in ("report-export.json", "report-contradictions-advise-cost.json", "report-flightrec.json"):
+        for mod, m in json.loads((d / name).read_text())["modules"].items():
+            reports[mod] = (m, name)
+    for mod, (m, name) in reports.items():
+        short = mod.rsplit(".", 1)[-1]
+        share = m["killed"] / (m["killed"] + m["open"])
+        pct = ("100 %" if share == 1 else f"{share * 100:.1f} %") + (" of those run" if m["other"] else "")
+        row = (f"| {short} | {m['killed']} | {m['open']} | {m['equivalent']} | {m['text']} | {m['other']} | "
+               f"{pct} | `{name}` |")
+        assert row in text, row
+        assert (d / "meta" / f"{mod}.meta.json.gz").exists()
+        codes = json.loads(__import__("gzip").open(d / "meta" / f"{mod}.meta.json.gz", "rt").read())["exit_code_by_key"]
+        # mutmut's own exit codes: 0 survived (open, equivalent or text), None not run, < 0 a signal (the CPU
+        # limit: timed out), 1 killed
+        assert sum(c == 0 for c in codes.values()) == m["open"] + m["equivalent"] + m["text"]
+        assert sum(c is None or c < 0 for c in codes.values()) == m["other"]
+        assert sum(c is not None and c > 0 for c in codes.values()) == m["killed"]
+    stems = re.findall(r"`((?:export|flightrec)-[\w-]+-reapplied)\.txt` (\d+)", text)
+    assert len(stems) == 11
+    for stem, said in stems:
+        assert int(said) == (d / f"{stem}.txt").read_text().count("\nkilled "), stem
+    for stem in ("contradictions-unchecked-reapplied", "timeline-open3-reapplied", "timeline-short-name-reapplied"):
+        log = (d / f"{stem}.txt").read_text()
+        assert re.search(rf"`{stem}\.txt`\)?: {log.count(chr(10) + 'killed ')} killed", text), stem
+    assert (d / "timeline-open3-reapplied.txt").read_text().count("\nSURVIVED") == 3 and "20 killed, 3 equivalent" in text
+    assert "**not met**" in text
