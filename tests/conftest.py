@@ -1,8 +1,6 @@
-import contextlib
 import json
 import os
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +17,7 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.path.insert(0, str(Path(__file__).parent))
 
 import fakes  # noqa: E402
+from childprocs import no_process_left  # noqa: E402
 from hypothesis import settings  # noqa: E402
 
 # no test's verdict depends on the machine's load: hypothesis's default deadline (200 ms an
@@ -60,53 +59,6 @@ def pytest_sessionfinish(session, exitstatus):
     if session.testscollected == 0 and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
         print("\nlinkroof: no tests were collected; this is an error, not a pass", file=sys.stderr)
-
-
-def own_children() -> dict[int, str]:
-    """This process's child processes still there (zombies too): pid -> command line."""
-    me, out = os.getpid(), {}
-    for d in os.listdir("/proc") if os.path.isdir("/proc") else []:
-        if not d.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{d}/stat").read_text()
-            cmd = Path(f"/proc/{d}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if int(stat[stat.rindex(")") + 2:].split()[1]) == me:
-            out[int(d)] = cmd.strip() or stat[stat.index("(") + 1:stat.rindex(")")]
-    return out
-
-
-@contextlib.contextmanager
-def no_process_left(wait_s: float = 10.0):
-    """Code that starts processes (a Dask cluster) leaves none behind in this process:
-    multiprocessing's resource tracker, which a cluster starts and which outlives it, is
-    stopped if the code started it; other children are waited for (a closed cluster's
-    processes exit in turn), then an AssertionError names those left. A child left behind
-    breaks a runner that waits for its own children (mutmut 3.8's fork runner stopped with
-    a KeyError, 2026-12-04), and is another process on the machine for every later test."""
-    from multiprocessing import resource_tracker
-
-    before = set(own_children())
-    tracker_was_running = resource_tracker._resource_tracker._fd is not None
-    yield
-    if not tracker_was_running:
-        resource_tracker._resource_tracker._stop()
-    left: dict[int, str] = {}
-    deadline = time.monotonic() + wait_s
-    while True:
-        left = {p: c for p, c in own_children().items() if p not in before}
-        for pid in left:
-            try:
-                os.waitpid(pid, os.WNOHANG)  # a zombie of ours is reaped, not left for a runner's os.wait()
-            except ChildProcessError:
-                pass
-        left = {p: c for p, c in own_children().items() if p not in before}
-        if not left or time.monotonic() > deadline:
-            break
-        time.sleep(0.1)
-    assert not left, f"processes left behind: {left}"
 
 
 @pytest.fixture(autouse=True)

@@ -1,11 +1,11 @@
-"""The guard that a test leaves no process behind (tests/conftest.py: no_process_left), on
+"""The guard that a test leaves no process behind (tests/childprocs.py: no_process_left), on
 children of its own: it must see one left, and must not see one waited for."""
 
 import subprocess
 import sys
 
 import pytest
-from conftest import no_process_left, own_children
+from childprocs import no_process_left, own_children
 
 
 def test_a_child_started_before_the_guard_is_not_the_guarded_code_s():
