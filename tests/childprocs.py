@@ -24,6 +24,19 @@ def own_children() -> dict[int, str]:
 
 
 @contextlib.contextmanager
+def tracker_stopped_after():
+    """multiprocessing's resource tracker, if the code inside started it, stopped after:
+    it outlives the pool or cluster that started it, as a child of this process."""
+    from multiprocessing import resource_tracker
+
+    tracker = resource_tracker._resource_tracker
+    was_running = tracker._fd is not None
+    yield
+    if not was_running and tracker._fd is not None:
+        tracker._stop()
+
+
+@contextlib.contextmanager
 def no_process_left(wait_s: float = 10.0):
     """Code that starts processes (a Dask cluster) leaves none behind in this process:
     multiprocessing's resource tracker, which a cluster starts and which outlives it, is
@@ -31,13 +44,9 @@ def no_process_left(wait_s: float = 10.0):
     processes exit in turn), then an AssertionError names those left. A child left behind
     breaks a runner that waits for its own children (mutmut 3.8's fork runner stopped with
     a KeyError, 2026-12-04), and is another process on the machine for every later test."""
-    from multiprocessing import resource_tracker
-
     before = set(own_children())
-    tracker_was_running = resource_tracker._resource_tracker._fd is not None
-    yield
-    if not tracker_was_running:
-        resource_tracker._resource_tracker._stop()
+    with tracker_stopped_after():
+        yield
     left: dict[int, str] = {}
     deadline = time.monotonic() + wait_s
     while True:

@@ -17,7 +17,7 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.path.insert(0, str(Path(__file__).parent))
 
 import fakes  # noqa: E402
-from childprocs import no_process_left  # noqa: E402
+from childprocs import no_process_left, tracker_stopped_after  # noqa: E402
 from hypothesis import settings  # noqa: E402
 
 # no test's verdict depends on the machine's load: hypothesis's default deadline (200 ms an
@@ -67,12 +67,8 @@ def _no_resource_tracker_left():
     stopped after it: the tracker outlives the pool as a child of the test's process, and
     in one process (mutmut's runs) it was a child that never ended: mutmut 3.8 waits for
     any child of its own and hung on it (2026-12-04)."""
-    from multiprocessing import resource_tracker
-
-    running = resource_tracker._resource_tracker._fd is not None
-    yield
-    if not running and resource_tracker._resource_tracker._fd is not None:
-        resource_tracker._resource_tracker._stop()
+    with tracker_stopped_after():
+        yield
 
 
 @pytest.fixture

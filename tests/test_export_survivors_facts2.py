@@ -13,12 +13,8 @@ from linkroof.profiler.session import bundled_profile
 from linkroof.roofline import export as E
 from linkroof.roofline.export import Fact
 from linkroof.schema import ClockState
+from test_export_survivors_facts import MYSTERY_MACHINE, NVLINK_BASIS, PCIE5_X16, PCIE_BASIS
 
-NVLINK_BASIS = ("pair0-1: data rate 450.0 GB/s (line rate 478.1 GB/s); NVLink through NVSwitch: the lesser of both "
-                "GPUs' NVLink bandwidth (NV18)")
-PCIE_BASIS = "gpu0.pcie: PCIe Gen5 x16 (3.93846 GB/s per lane after encoding)"
-PCIE5_X16 = 16 * 32e9 * 128 / 130 / 8  # 32 GT/s a lane, 128b/130b, 16 lanes, in bytes
-H200_MEMORY = 150754820096.0
 BURST = ClockState(state="burst", samples=5, sm_mhz_median=1980.0)
 SUSTAINED = ClockState(state="sustained", samples=12, sm_mhz_median=1755.4)
 GiB = 1 << 30
@@ -86,18 +82,7 @@ def test_facts_of_links_curves_terms_and_a_block_sweep_are_exactly_these(links):
     lower of its two figures (1 us) with that figure's clock; the sync; and the fewest
     blocks reaching 90 % of the SM read's 2^34 B/s peak, 4."""
     fs = E.facts(links)
-    assert fs == [
-        Fact("gpu", "GPU", 2, "count", "nvml", basis="Mystery GPU, Hopper, compute capability 9.0, 1 host(s)"),
-        Fact("gpu", "SMs", 132.0, "count", "nvml"),
-        Fact("gpu", "memory", H200_MEMORY, "B", "nvml"),
-        Fact("gpu", "max SM clock", 1980e6, "Hz", "nvml"),
-        Fact("compute", "fp64 dense", 132 * 1980e6 * 128, "FLOP/s", "spec",
-             basis="derived: 132 SMs x 1980 MHz x 128 FLOP/clock/SM"),
-        Fact("compute", "fp32 dense", 132 * 1980e6 * 256, "FLOP/s", "spec",
-             basis="derived: 132 SMs x 1980 MHz x 256 FLOP/clock/SM"),
-        Fact("link", "NVLink one direction", 450e9, "B/s", "spec", basis=NVLINK_BASIS),
-        Fact("link", "host link one direction", pytest.approx(PCIE5_X16, rel=1e-12), "B/s", "spec",
-             basis=PCIE_BASIS),
+    assert fs == MYSTERY_MACHINE + [
         Fact("link", "NVLink one direction (ce)", 2.0**36, "B/s", "measured", "clock not sampled",
              "best verified: p2p_write_bandwidth 268435456 B on GPU 0,1 (linkroof)", 1 << 28),
         Fact("link", "NVLink one direction (nccl)", 2.0**33, "B/s", "measured", "clock not sampled",
