@@ -245,6 +245,12 @@ def test_position_from_pg_status_without_a_started_counter():
     assert _pos(es, {"0": _status(3, -1, 2)}) == (3, 2, "pg_status: last enqueued #3, completed #2")
 
 
+def test_position_names_a_started_counter_of_zero():
+    # 0 is a started collective's number, not "none" (-1): it was dropped until 2026-12-05
+    es = [_entry(0, 1, "scheduled")]
+    assert _pos(es, {"0": _status(1, 0, 0)}) == (1, 0, "pg_status: last enqueued #1, started #0, completed #0")
+
+
 def test_position_from_the_ring_with_completed_entries():
     es = [_entry(0, 1, "completed"), _entry(1, 2, "completed"), _entry(2, 3, "started")]
     assert _pos(es) == (3, 2, "ring: last all_reduce #3 started, 3 entries")

@@ -73,6 +73,14 @@ def test_no_version_with_entries_or_pg_config_is_refused(doc, enc):
     assert msg == "x/trace_2: not a Flight Recorder dump (no version with entries or pg_config)"
 
 
+def test_a_json_list_is_read_as_json_and_refused_as_not_a_dump():
+    # it went to the unpickler until 2026-12-05, which named a pickle's load key for a JSON file
+    msg = _raises(b'  [{"version": "2.10", "entries": []}]', "x/trace_2.json")
+    assert msg == "x/trace_2.json: not a Flight Recorder dump (no version with entries or pg_config)"
+    msg = _raises(b'[{"version": "2.10", ', "x/trace_2.json")
+    assert msg.startswith("x/trace_2.json: not a Flight Recorder dump (not JSON: ")
+
+
 def test_a_pickled_list_is_not_a_dump():
     msg = _raises(_pk([{"version": "2.10", "entries": []}]), "x/trace_2")
     assert msg == "x/trace_2: not a Flight Recorder dump (no version with entries or pg_config)"
@@ -230,7 +238,8 @@ def test_pg_status_read_up_to_max_groups():
     (b"", "pickle: Ran out of input"),
     (b'  {"version": 1', "not JSON: Expecting ',' delimiter"),
     (b'{"version": "\xff"}', "not JSON: 'utf-8' codec can't decode byte 0xff in position 13: invalid start byte"),
-    (b"[" * 1000, "pickle: invalid load key, '['."),
+    (b"[" * 1000, "nested too deep"),  # read as JSON since 2026-12-05, not sent to the unpickler
+    (b" [1,", "not JSON: Expecting value"),
     (b'{"a":' * 100_000, "nested too deep"),
     (b"\x80\x02}q\x00h\x01.", "pickle: Memo value not found at index 1"),
 ])
