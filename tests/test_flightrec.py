@@ -330,6 +330,33 @@ def test_sends_of_a_group_no_pg_config_lists_are_not_matched_by_guess():
            "not matched to their peers" in d.warnings
 
 
+@pytest.mark.parametrize("p2p, state, warned", [
+    (True, "started", True), (True, "scheduled", True),
+    (True, "completed", False),  # a completed send waits on no peer
+    (False, "started", False),  # a pending collective needs no peer: it is diagnosed from its members
+])
+def test_the_unlisted_group_warning_is_for_pending_sends_and_receives_only(p2p, state, warned):
+    """Group 'x' is in no pg_config; ranks 0 and 1 each hold one entry in it. Only a send or
+    receive not completed needs the peers' ranks, so only that raises the warning."""
+    def entry(rank):
+        name = (f"nccl:send {rank}->{1 - rank}" if rank == 0 else f"nccl:recv {rank}<-{1 - rank}") if p2p \
+            else "nccl:all_reduce"
+        return {"record_id": 0, "pg_id": 1, "process_group": ("x", "x"), "collective_seq_id": 0 if p2p else 1,
+                "p2p_seq_id": 1 if p2p else 0, "op_id": 1, "profiling_name": name, "input_sizes": [[256]],
+                "input_dtypes": ["Float"], "output_sizes": [[256]], "output_dtypes": ["Float"], "state": state,
+                "is_p2p": p2p}
+
+    def dump(rank):
+        doc = {"version": "2.10", "pg_config": {"0": {"name": "0", "desc": "default_pg", "ranks": "[0, 1]"}},
+               "entries": [entry(rank)], "rank": rank}
+        return F.read_dump(pickle.dumps(doc, protocol=2), f"rank_{rank}")
+
+    d = F.diagnose_hang([dump(0), dump(1)])
+    said = [w for w in d.warnings if w.startswith("group 'x' is in no dump's pg_config")]
+    assert said == (["group 'x' is in no dump's pg_config: its ranks are not known, so its pending sends and "
+                     "receives are not matched to their peers"] if warned else [])
+
+
 @pytest.mark.parametrize("sizes, dtypes, why", [
     ([[1024], 5], ["Float"], "2 shapes for 1 data types"),  # was a bare TypeError past the check
     ([[1024], [1 << 20]], ["Float"], "2 shapes for 1 data types"),  # was read as 4096 B, the second tensor dropped

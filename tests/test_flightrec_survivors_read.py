@@ -81,6 +81,15 @@ def test_a_json_list_is_read_as_json_and_refused_as_not_a_dump():
     assert msg.startswith("x/trace_2.json: not a Flight Recorder dump (not JSON: ")
 
 
+def test_a_json_error_past_the_decoder_is_named_json():
+    # an integer of 5000 digits passes the decoder's syntax and fails int(): a ValueError, not a
+    # JSONDecodeError, so it reaches the last handler, which must still say JSON, not pickle
+    msg = _raises(b'{"version": ' + b"1" * 5000 + b"}", "x/trace_2.json")
+    assert msg.startswith("x/trace_2.json: not a Flight Recorder dump (JSON: Exceeds the limit (4300 digits) ")
+    msg = _raises(b'[' + b"1" * 5000 + b"]", "x/trace_2.json")
+    assert msg.startswith("x/trace_2.json: not a Flight Recorder dump (JSON: Exceeds the limit (4300 digits) ")
+
+
 def test_a_pickled_list_is_not_a_dump():
     msg = _raises(_pk([{"version": "2.10", "entries": []}]), "x/trace_2")
     assert msg == "x/trace_2: not a Flight Recorder dump (no version with entries or pg_config)"
