@@ -541,11 +541,6 @@ class StepSummary:
         return (self.end_ns - self.start_ns) * 1e-9
 
 
-def _clip(a: Activity, lo: int, hi: int) -> tuple[int, int] | None:
-    s, e = max(a.start_ns, lo), min(a.end_ns, hi)
-    return (s, e) if e > s else None
-
-
 def step_summary(rank: int | None, name: str, lo: int, hi: int, activities: Sequence[Activity],
                  comm_ids: set[int]) -> StepSummary:
     """A step's GPU time, by class (a collective's kernel and copies the reader tied to a
@@ -911,11 +906,6 @@ def _apart_ns(cs: Sequence[CollectiveCall]) -> int:
     """How far one call's kernels are from all overlapping: the last start less the first
     end (at most 0 where they overlap)."""
     return max(c.start_ns for c in cs) - min(c.end_ns for c in cs)
-
-
-def match_across_ranks(calls: Sequence[CollectiveCall], tolerance_s: float = CLOCK_TOLERANCE_S) -> list[MatchedCall]:
-    """The calls of several ranks matched (match_calls), the unmatched left out."""
-    return match_calls(calls, tolerance_s)[0]
 
 
 def match_calls(calls: Sequence[CollectiveCall], tolerance_s: float = CLOCK_TOLERANCE_S
