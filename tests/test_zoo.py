@@ -275,8 +275,9 @@ def test_exposure_is_per_device_everywhere():
     gemm = T.Activity("kernel", "sm90_xmma_gemm", 1, 1, 0, 100_000, 2)
     t = T.summarize([ar, gemm], [0])
     assert t.exposed_communication_s == pytest.approx(100e-6) and t.overlapped_communication_s == 0
-    step = TR.step_summary(0, "s", 0, 100_000, [ar, gemm], {id(ar)})
-    assert step.exposed_s == pytest.approx(100e-6)
+    (step,) = TR.step_summaries(0, [("s", 0, 100_000)], [ar, gemm], [0, 0], {id(ar)})
+    assert step.exposed_s == pytest.approx(100e-6) and step.overlapped_s == 0
+    assert step.communication_s == pytest.approx(100e-6) and step.busy_s == pytest.approx(100e-6)
 
 
 def test_a_batch_clock_measured_on_the_gpu_outranks_nvmls_lagging_reading():

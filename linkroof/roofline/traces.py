@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .collectives import busbw_factor, canonical
-from .timeline import Activities, Activity, intersect, kernel_class, length, nccl_collective, overlap, union
+from .timeline import Activities, Activity, intersect, kernel_class, length, nccl_collective, union
 
 # c10 scalar type names (kernel and record_param_comms `dtype`) and record_shapes'
 # `Input type` spellings -> linkroof's names and element bytes
@@ -539,33 +539,6 @@ class StepSummary:
     @property
     def span_s(self) -> float:
         return (self.end_ns - self.start_ns) * 1e-9
-
-
-def step_summary(rank: int | None, name: str, lo: int, hi: int, activities: Sequence[Activity],
-                 comm_ids: set[int]) -> StepSummary:
-    """A step's GPU time, by class (a collective's kernel and copies the reader tied to a
-    collective are communication), busy and idle over the step's window, communication
-    beside other work (overlapped) and alone (exposed)."""
-    def cls(a: Activity) -> str:
-        return "communication" if id(a) in comm_ids else kernel_class(a)[0]
-
-    n_coll = sum(1 for a in activities if id(a) in comm_ids and a.end_ns > lo and a.start_ns < hi)
-    # one sweep per device (timeline.overlap): busy, each class's time, and exposure per
-    # device by the one rule compare and score use
-    per = overlap(activities, lo, hi, cls)
-    if len(per) == 1:
-        (o,) = per.values()
-        busy, classes = o.busy, dict(o.class_busy)
-    else:  # several GPUs in one rank's trace: the union over them
-        busy = length((max(a.start_ns, lo), min(a.end_ns, hi)) for a in activities)
-        classes = {}
-        for c in {c for o in per.values() for c in o.class_busy}:
-            classes[c] = length((max(a.start_ns, lo), min(a.end_ns, hi)) for a in activities if cls(a) == c)
-    comm = max((o.class_busy.get("communication", 0) for o in per.values()), default=0)
-    exposed = max((o.class_alone.get("communication", 0) for o in per.values()), default=0)
-    return StepSummary(rank, name, lo, hi, busy * 1e-9, (hi - lo - busy) * 1e-9,
-                       {c: v * 1e-9 for c, v in sorted(classes.items())},
-                       comm * 1e-9, (comm - exposed) * 1e-9, exposed * 1e-9, n_coll)
 
 
 def _attributed(intervals: Sequence[tuple[int, int, int]]) -> dict[int, int]:
