@@ -341,8 +341,12 @@ def facts_from_custom_op(op: CommOp, coll: str | None, groups: dict[str, int], w
     dt = c10_dtype(types[0]) if types else None
     notes = []
     concrete = op.args.get("Concrete Inputs")
-    named = [x for x in concrete if isinstance(x, str) and x.strip("'\"") in groups] if isinstance(concrete, list) \
-        else []
+    found = [(i, x) for i, x in enumerate(concrete) if isinstance(x, str) and x.strip("'\"") in groups] \
+        if isinstance(concrete, list) else []
+    # a string argument (typed str, or quoted) names the group before a number does: torch's
+    # groups are named "0", "1", ..., so all_gather's group_size 4 can match group "4"
+    named = [x for i, x in found if (i < len(types) and types[i] == "str") or x[:1] in ("'", '"')] \
+        or [x for i, x in found if not (i < len(types) and types[i] in ("Scalar", "int", "SymInt"))]
     group, group_from, pg = None, "unknown", ""
     if named:
         pg = named[0].strip("'\"")
