@@ -48,7 +48,20 @@ def pytest_configure(config):
         config.option.loadscopereorder = False
 
 
+# mutmut runs a mutant's tests in one process with MUTANT_UNDER_TEST set (its stats run too).
+# There the tests marked not_under_mutmut are skipped: two engines agreeing (Dask against the
+# local processes) or memory held per activity, each several seconds, which a surviving mutant
+# paid in full (traces' rate fell from about 100 to 10 mutants a minute, 2026-12-05), and which a
+# verdict's mutant changes on both sides alike. They run in every other run of the suite.
+UNDER_MUTMUT = "MUTANT_UNDER_TEST" in os.environ
+
+
 def pytest_collection_modifyitems(session, config, items):
+    if UNDER_MUTMUT:
+        skip = pytest.mark.skip(reason="not_under_mutmut: left out of mutation testing (tests/conftest.py)")
+        for item in items:
+            if item.get_closest_marker("not_under_mutmut"):
+                item.add_marker(skip)
     if getattr(config.option, "dist", "no") == "no":  # one process (mutmut's runs too): the files' own order
         return
     items.sort(key=lambda item: -FILE_SECONDS.get(item.nodeid.split("::")[0], 0.0))  # stable: a file's order kept

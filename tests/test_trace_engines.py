@@ -33,6 +33,7 @@ def test_local_processes_give_the_report_read_here_gives(tmp_path):
     assert all(t.activities == [] for t in pooled.traces)  # only compact results came back
 
 
+@pytest.mark.not_under_mutmut
 @pytest.mark.usefixtures("leaves_no_process")
 def test_dask_local_cluster_gives_the_same_report(tmp_path):
     pytest.importorskip("dask.distributed")
@@ -60,6 +61,7 @@ def test_unknown_engine_and_unreachable_scheduler_are_one_line(tmp_path):
     assert res.exit_code != 0 and "--scheduler needs --engine dask" in res.output
 
 
+@pytest.mark.not_under_mutmut
 @pytest.mark.usefixtures("leaves_no_process")
 def test_cli_trace_on_dask(tmp_path):
     pytest.importorskip("dask.distributed")

@@ -59,6 +59,7 @@ def _per_activity(tmp_path, steps: int) -> tuple[float, float, int]:
     return held / n, peak / n, n
 
 
+@pytest.mark.not_under_mutmut
 def test_the_trace_and_its_analysis_hold_no_object_per_activity(tmp_path):
     """Each further activity the read trace holds takes under 200 B (about 135; as
     objects, 320), and the analysis (rank_part: collectives placed, steps summed,
