@@ -127,7 +127,10 @@ def test_true_is_never_a_launch_a_thread_or_a_copys_bytes(tmp_path):
 def test_a_shape_of_10_to_the_15_elements_or_of_true_refuses_its_op(tmp_path):
     """A comm op's Input Dims size its call (tier 2 and 3): 10^15 elements, or true as a
     dimension (read as 1 before), is no collective's."""
-    for dims, refused in (([[10 ** 8, 10 ** 7]], True), ([[True, 4096]], True), ([[[1 << 20], [1 << 20]]], False)):
+    deep = [[[[[[1 << 40] * 3]]]]]  # 2^120 elements under 6 levels: unchecked (and read) until 2026-12-05
+    for dims, refused in (([[10 ** 8, 10 ** 7]], True), ([[True, 4096]], True), ([[[1 << 20], [1 << 20]]], False),
+                          (deep, True), ([[[[[1 << 20]]]]], False), ([[[[[[1 << 20]]]]]], True),
+                          ([[[[[1 << 25, 1 << 24]]]]], True)):
         t = G.tier2_rank()
         [op for op in t.events if op["name"] == "c10d::allreduce_coalesced_"][0]["args"]["Input Dims"] = dims
         got = P.read_trace(t.write(tmp_path / "t2.json"))

@@ -778,8 +778,9 @@ def _check_sizes(args: dict) -> None:
 
 
 def _elements_past(dims: list, depth: int) -> bool:
-    """Whether a shape (or a list of shapes) holds a bool or more than MAX_ELEMENTS
-    elements in one tensor."""
+    """Whether a shape (or a list of shapes) holds a bool, more than MAX_ELEMENTS elements
+    in one tensor, or lists nested deeper than checked here (5 levels; a TensorList's shapes
+    are 3: [[[n], [m]]]): those went unchecked, and read as 2^120 elements (2026-12-05)."""
     n = 1
     for d in dims:
         if type(d) is bool:
@@ -788,7 +789,7 @@ def _elements_past(dims: list, depth: int) -> bool:
             n *= d if d > 0 else 1
             if n > MAX_ELEMENTS:
                 return True
-        elif type(d) is list and depth < 4 and _elements_past(d, depth + 1):
+        elif type(d) is list and (depth >= 4 or _elements_past(d, depth + 1)):
             return True
     return False
 

@@ -292,7 +292,9 @@ def facts_from_c10d(op: CommOp, groups: dict[str, int]) -> dict:
     coalesced call): the collective from the op's name, elements from `Input Dims`, the
     type from `Input type`; the group from the trace's only process group, if one."""
     base = op.name.split("::", 1)[-1]
-    coll = collective_name(base)
+    # the collective from the same one namespace stripped as base: 'c10d::x::allgather_' was
+    # an all-gather (a second namespace stripped) sized as no all-gather (base not in C10D_ARGS)
+    coll = collective_name(op.name)
     dims, types = op.args.get("Input Dims") or [], op.args.get("Input type") or []
     if not isinstance(dims, list):
         dims = []
