@@ -77,8 +77,19 @@ def test_int8_is_listed_last(probed):
           Fact("compute", "int8 dense", 1979e12, "FLOP/s", "spec"),
           Fact("compute", "bf16 dense (gemm)", 851e12, "FLOP/s", M, CLOCK)]
     assert _compute_line(probed, fs) == \
-        f"Dense compute: bf16 851 TFLOP/s measured; int8 1500 TFLOP/s measured (spec 1979 TFLOP/s) [{CLOCK}]"
-    assert _compute_line(probed, fs[1:2]) == "Dense compute: int8 1979 TFLOP/s spec"
+        f"Dense compute: bf16 851 TFLOP/s measured; int8 1500 TOPS measured (spec 1979 TOPS) [{CLOCK}]"
+    assert _compute_line(probed, fs[1:2]) == "Dense compute: int8 1979 TOPS spec"  # integer operations: TOPS
+
+
+def test_fp4_is_listed_first_and_in_kernelbench(probed):
+    """B300's table gives fp4 dense only (15000 TFLOP/s): it was dropped from the brief and
+    KernelBench's entry until 2026-12-05, which then showed no table figure at all."""
+    fs = [Fact("compute", "fp4 dense", 15000e12, "FLOP/s", "spec"),
+          Fact("compute", "fp8 dense (gemm)", 4000e12, "FLOP/s", M, CLOCK)]
+    assert _compute_line(probed, fs) == f"Dense compute: fp4 15000 TFLOP/s spec; fp8 4000 TFLOP/s measured [{CLOCK}]"
+    assert E.spec_lines(probed, fs[:1]) == ["Dense compute: fp4 15000 TFLOP/s spec"]
+    d = E.kernelbench_specs(probed, "B300", fs)
+    assert d["FP4 Tensor Core TFLOPS"] == "not measured; spec 15000 dense"
 
 
 # ------------------------------------------------------------------ links
@@ -119,8 +130,8 @@ def test_a_sync_term_alone_still_makes_the_line(probed):
     """A sync term and no launch term (a profile of sync_latency only): the line is
     written, with no launch figures before its sync part."""
     fs = [Fact("sync", "cta", 5e-7, "s", M, CLOCK)]
-    assert E.spec_lines(probed, fs) == ["Launch: ; sync: cta 500 ns"]
-    assert E.kernelbench_specs(probed, "k", fs)["Launch"] == "; sync: cta 500 ns"
+    assert E.spec_lines(probed, fs) == ["Launch: sync: cta 500 ns"]  # "Launch: ; sync: ..." until 2026-12-05
+    assert E.kernelbench_specs(probed, "k", fs)["Launch"] == "sync: cta 500 ns"
 
 
 # ------------------------------------------------------------------ copy curves

@@ -146,6 +146,16 @@ def _v(f: Fact) -> str:
     return f"{f.value:g}"
 
 
+# the dense data types a brief lists, in this order: fp4 (B200, B300) was left out of every
+# export until 2026-12-05, so B300's one table figure was missing
+COMPUTE_TYPES = ("fp4", "fp8", "bf16", "fp16", "tf32", "fp32", "fp64", "int8")
+
+
+def _ops(dt: str, f: Fact) -> str:
+    """A compute figure: int8's operations are no floating-point ones (TOPS, as KernelBench)."""
+    return f"{f.value / 1e12:.0f} TOPS" if dt == "int8" and f.unit == "FLOP/s" else _v(f)
+
+
 def _tag(f: Fact) -> str:
     if f.provenance == "measured":
         return f"measured, {f.clock}" if f.clock else "measured"
@@ -187,13 +197,13 @@ def spec_lines(profile: Profile, fs: Sequence[Fact], short: bool = False) -> lis
         if f.value > getattr(slot.get(f.provenance), "value", 0.0):
             slot[f.provenance] = f
     parts = []
-    for dt in ("fp8", "bf16", "fp16", "tf32", "fp32", "fp64", "int8"):
+    for dt in COMPUTE_TYPES:
         if dt in comp:
             m, s = comp[dt].get("measured"), comp[dt].get("spec")
             if m:
-                parts.append(f"{dt} {_v(m)} measured" + (f" (spec {_v(s)})" if s else ""))
+                parts.append(f"{dt} {_ops(dt, m)} measured" + (f" (spec {_ops(dt, s)})" if s else ""))
             elif s and not short:
-                parts.append(f"{dt} {_v(s)} spec")
+                parts.append(f"{dt} {_ops(dt, s)} spec")
     if parts:
         clock = next((comp[d]["measured"].clock for d in comp if "measured" in comp[d]), "")
         lines.append("Dense compute: " + "; ".join(parts) + (f" [{clock}]" if clock else ""))
@@ -216,11 +226,11 @@ def spec_lines(profile: Profile, fs: Sequence[Fact], short: bool = False) -> lis
         lines.append(f"NCCL busbw, {ranks} ranks, GB/s at " + "/".join(format_size(s) for s in SIZES) + ":")
         for name, g in sorted(ng.items()):
             lines.append(f"  {name}: {_row(g)}")
-    terms = _pick(fs, "launch") + _pick(fs, "sync")
-    if terms:
-        lines.append("Launch: " + ", ".join(f"{f.name} {_v(f)}" for f in _pick(fs, "launch")) +
-                     ("; sync: " + ", ".join(f"{f.name} {_v(f)}" for f in _pick(fs, "sync")) if _pick(fs, "sync")
-                      else ""))
+    launch, sync = _pick(fs, "launch"), _pick(fs, "sync")
+    if launch or sync:  # "Launch: ; sync: ..." where no launch was measured, until 2026-12-05
+        lines.append("Launch: " + "; ".join(
+            ([", ".join(f"{f.name} {_v(f)}" for f in launch)] if launch else []) +
+            (["sync: " + ", ".join(f"{f.name} {_v(f)}" for f in sync)] if sync else [])))
     curves = _pick(fs, "curve")
     groups = _sized(fs, "curve")
     if groups:
@@ -337,7 +347,7 @@ def pkb_toml(profile: Profile, key: str, fs: Sequence[Fact]) -> str:
     return text
 
 
-KB_KEYS = {"fp8": "FP8 Tensor Core TFLOPS", "bf16": "BFLOAT16 Tensor Core TFLOPS", "fp16": "FP16 Tensor Core TFLOPS",
+KB_KEYS = {"fp4": "FP4 Tensor Core TFLOPS", "fp8": "FP8 Tensor Core TFLOPS", "bf16": "BFLOAT16 Tensor Core TFLOPS", "fp16": "FP16 Tensor Core TFLOPS",
            "tf32": "TF32 Tensor Core TFLOPS", "fp32": "FP32 TFLOPS", "fp64": "FP64 TFLOPS", "int8": "INT8 Tensor Core TOPS"}
 
 
