@@ -259,3 +259,25 @@ def test_without_types_a_bare_match_still_names_the_group():
     """A trace that records no types: a bare value that is a group's name is all there is."""
     f = facts_from_custom_op(_gather([], ["", "tp:0"]), None, {"tp:0": 2}, 8)
     assert (f["pg"], f["group"]) == ("tp:0", 2)
+
+
+@pytest.mark.parametrize("quoted", ["'1'", '"1"'])
+def test_a_quoted_group_name_wins_where_no_type_is_recorded(quoted):
+    """Types recorded for the tensor only: the quoted '1' is a string argument, the bare 4
+    before it may be a number: group '1' (4 ranks), not group '4' (2 ranks)."""
+    f = facts_from_custom_op(_gather(["float"], ["", "4", quoted]), None, {"1": 4, "4": 2}, 8)
+    assert (f["pg"], f["group"], f["out"]) == ("1", 4, 4096)
+
+
+def test_a_str_typed_group_name_wins_over_an_untyped_bare_match_before_it():
+    f = facts_from_custom_op(_gather(["float", "", "str"], ["", "4", "1"]), None, {"1": 4, "4": 2}, 8)
+    assert (f["pg"], f["group"], f["out"]) == ("1", 4, 4096)
+    # with neither typed str nor quoted, the first bare match that is not typed a number
+    f = facts_from_custom_op(_gather(["float", "", ""], ["", "4", "1"]), None, {"1": 4, "4": 2}, 8)
+    assert (f["pg"], f["group"], f["out"]) == ("4", 2, 2048)
+
+
+def test_a_bare_match_past_the_recorded_types_still_names_the_group():
+    """One type recorded (the tensor's), the group's name next: no type says it is a number."""
+    f = facts_from_custom_op(_gather(["float"], ["", "tp:0"]), None, {"tp:0": 2}, 8)
+    assert (f["pg"], f["group"], f["out"]) == ("tp:0", 2, 2048)
