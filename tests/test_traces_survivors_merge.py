@@ -1,15 +1,16 @@
 """Survivors of mutation testing in traces' merge_facts: an `nccl:` range's facts (the
 collective, its input) completed by the enclosing c10d op's. Each fact is taken from the
 first that holds it; the group, if neither gives one, from the merged sizes' ratio; the
-"group size unknown" note dropped once a group is known, every other note kept. Each
-expected dict is written out whole, by hand."""
+"group size unknown" note dropped once a group is known, a note that still holds kept.
+Each expected dict is written out whole, by hand."""
 
 import pytest
 
 from linkroof.roofline.traces import merge_facts
 
 UNKNOWN = "group size unknown: nccl:all_gather records none"
-OTHER = "a TensorList's element type is not recorded"
+TENSORLIST = "a TensorList's element type is not recorded"
+DERIVED = "derived (output / input elements)"
 
 
 def facts(coll=None, dtype=None, n_in=None, n_out=None, group=None, group_from="unknown", notes=()):
@@ -22,17 +23,26 @@ FP32 = ("fp32", 4)
 
 def test_the_outer_op_completes_type_output_and_group():
     """The range knows its all-gather's input (8 elements) only; the c10d op around it
-    recorded both tensors (8 in, 32 out: a group of 4) and the type."""
-    inner = facts("all_gather", None, 8, None, notes=[UNKNOWN, OTHER])
-    outer = facts("all_gather", FP32, 8, 32, 4, "derived (output / input elements)", [OTHER])
-    assert merge_facts(inner, outer) == facts("all_gather", FP32, 8, 32, 4,
-                                              "derived (output / input elements) (the enclosing c10d op)", [OTHER])
-    assert inner == facts("all_gather", None, 8, None, notes=[UNKNOWN, OTHER])  # the range's own dict untouched
+    recorded both tensors (8 in, 32 out: a group of 4) and the type. The group is the
+    op's, said so; the range's unknown-group note goes."""
+    inner = facts("all_gather", None, 8, None, notes=[UNKNOWN])
+    outer = facts("all_gather", FP32, 8, 32, 4, DERIVED)
+    assert merge_facts(inner, outer) == facts("all_gather", FP32, 8, 32, 4, DERIVED + " (the enclosing c10d op)")
+    assert inner == facts("all_gather", None, 8, None, notes=[UNKNOWN])  # the range's own dict untouched
 
 
-def test_the_inner_input_is_taken_from_the_outer_where_the_range_has_none():
+def test_a_note_that_still_holds_is_kept_when_the_group_comes():
+    """Neither records the TensorList's element type, so that note stays true and stays;
+    only the unknown-group note goes once the op gives the group."""
+    inner = facts("all_gather", None, 8, None, notes=[TENSORLIST, UNKNOWN])
+    outer = facts("all_gather", None, 8, 32, 4, DERIVED, [TENSORLIST])
+    assert merge_facts(inner, outer) == facts("all_gather", None, 8, 32, 4, DERIVED + " (the enclosing c10d op)",
+                                              [TENSORLIST])
+
+
+def test_the_inner_sizes_are_taken_from_the_outer_where_the_range_has_none():
     inner = facts("all_reduce", FP32, None, None, 2, "distributedInfo (the one process group)")
-    outer = facts("all_reduce", ("bf16", 2), 1024, 1024, 8, "derived (output / input elements)")
+    outer = facts("all_reduce", ("bf16", 2), 1024, 1024, 8, DERIVED)
     # the range's type and group kept; its sizes, unknown, from the op
     assert merge_facts(inner, outer) == facts("all_reduce", FP32, 1024, 1024, 2,
                                               "distributedInfo (the one process group)")
@@ -47,17 +57,25 @@ def test_each_fact_from_the_first_that_holds_it():
 
 @pytest.mark.parametrize("coll, n_in, n_out, group", [
     ("all_gather", 8, 32, 4),  # output / input
-    ("reduce_scatter", 32, 8, 4),  # input / output
     ("all_gather", 8, 8, None),  # 1: no group
     ("all_reduce", 8, 32, None),  # an all-reduce's sizes say nothing of its group
 ])
 def test_the_group_from_the_merged_sizes_where_neither_gives_one(coll, n_in, n_out, group):
     """Neither names a group: the range's input and the op's output give the ratio."""
     inner = facts(coll, None, n_in, None, notes=[UNKNOWN])
-    outer = facts(coll, FP32, None, n_out, None, "unknown", [OTHER])
-    want = facts(coll, FP32, n_in, n_out, group, "derived (output / input elements)" if group else "unknown",
-                 [] if group else [UNKNOWN])
+    outer = facts(coll, FP32, None, n_out, None, "unknown")
+    want = facts(coll, FP32, n_in, n_out, group, DERIVED if group else "unknown", [] if group else [UNKNOWN])
     assert merge_facts(inner, outer) == want
+
+
+def test_a_reduce_scatters_group_from_input_over_output():
+    """32 elements in, 8 out: a group of 4. (The label's wording, shared with
+    facts_from_c10d, is its own matter: only that the group was derived is asserted.)"""
+    inner = facts("reduce_scatter", None, 32, None, notes=[UNKNOWN])
+    outer = facts("reduce_scatter", FP32, None, 8, None, "unknown")
+    got = merge_facts(inner, outer)
+    assert got["group_from"].startswith("derived (")
+    assert got == facts("reduce_scatter", FP32, 32, 8, 4, got["group_from"])
 
 
 def test_no_collective_no_group_derived():
@@ -69,4 +87,15 @@ def test_no_collective_no_group_derived():
 def test_an_outer_group_of_none_leaves_the_inner_group_to_be_derived():
     inner = facts("all_gather", FP32, 8, 16, None, "unknown", [UNKNOWN])
     outer = facts("all_gather", FP32, 8, 16, None, "unknown")
-    assert merge_facts(inner, outer) == facts("all_gather", FP32, 8, 16, 2, "derived (output / input elements)")
+    assert merge_facts(inner, outer) == facts("all_gather", FP32, 8, 16, 2, DERIVED)
+
+
+def test_the_ranges_size_unknown_note_goes_once_the_op_sized_it():
+    """The range recorded an empty TensorList (no size); the op around it recorded 8 in and
+    32 out. Until 2026-12-05 the merged call carried 128 bytes and "size unknown" at once."""
+    size_note = "nccl:all_gather recorded no input shapes (record_shapes off, or an empty TensorList): size unknown"
+    inner = facts("all_gather", None, None, None, notes=[UNKNOWN, size_note])
+    outer = facts("all_gather", FP32, 8, 32, None)
+    assert merge_facts(inner, outer) == facts("all_gather", FP32, 8, 32, 4, "derived (output / input elements)")
+    # neither sized it: the note stays
+    assert merge_facts(inner, facts("all_gather"))["notes"] == [UNKNOWN, size_note]

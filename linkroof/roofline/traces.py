@@ -187,7 +187,7 @@ def _int(x: Any) -> int | None:
         return None
     if isinstance(x, int) and x >= 0:
         return x
-    if isinstance(x, str) and x.strip().isdigit():
+    if isinstance(x, str) and x.strip().isdecimal() and x.strip().isascii():  # "²" is a digit int() refuses
         return int(x)
     return None
 
@@ -386,6 +386,8 @@ def merge_facts(inner: dict, outer: dict) -> dict:
             out["group"], out["group_from"] = g, "derived (output / input elements)"
     if out.get("group"):
         out["notes"] = [n for n in out["notes"] if not n.startswith("group size unknown")]
+    if out.get("in") is not None or out.get("out") is not None:  # the op's shapes sized what the range could not
+        out["notes"] = [n for n in out["notes"] if not n.endswith("size unknown")]
     return out
 
 
