@@ -2560,6 +2560,14 @@ def test_advise_survivors_reapplied():
     assert f"{log.count(chr(10) + 'killed ')} killed, {survived} equivalent" in text
 
 
+def _mutation_row(mod: str, m: dict, name: str) -> str:
+    """A mutation table's row: module, counts, killed / (killed + open), the report's file."""
+    share = m["killed"] / (m["killed"] + m["open"])
+    pct = ("100 %" if share == 1 else f"{share * 100:.1f} %") + (" of those run" if m["other"] else "")
+    return (f"| {mod.rsplit('.', 1)[-1]} | {m['killed']} | {m['open']} | {m['equivalent']} | {m['text']} | "
+            f"{m['other']} | {pct} | `{name}` |")
+
+
 def test_mutation_export_flightrec_advise_contradictions():
     d = DATA / "2026-12-04d-mutation"
     text = re.sub(r"\s+", " ", RESULTS[RESULTS.index("## Mutation: export, flightrec, advise and contradictions"):])
@@ -2568,11 +2576,7 @@ def test_mutation_export_flightrec_advise_contradictions():
         for mod, m in json.loads((d / name).read_text())["modules"].items():
             reports[mod] = (m, name)
     for mod, (m, name) in reports.items():
-        short = mod.rsplit(".", 1)[-1]
-        share = m["killed"] / (m["killed"] + m["open"])
-        pct = ("100 %" if share == 1 else f"{share * 100:.1f} %") + (" of those run" if m["other"] else "")
-        row = (f"| {short} | {m['killed']} | {m['open']} | {m['equivalent']} | {m['text']} | {m['other']} | "
-               f"{pct} | `{name}` |")
+        row = _mutation_row(mod, m, name)
         assert row in text, row
         assert (d / "meta" / f"{mod}.meta.json.gz").exists()
         codes = json.loads(__import__("gzip").open(d / "meta" / f"{mod}.meta.json.gz", "rt").read())["exit_code_by_key"]
@@ -2589,4 +2593,30 @@ def test_mutation_export_flightrec_advise_contradictions():
         log = (d / f"{stem}.txt").read_text()
         assert re.search(rf"`{stem}\.txt`\)?: {log.count(chr(10) + 'killed ')} killed", text), stem
     assert (d / "timeline-open3-reapplied.txt").read_text().count("\nSURVIVED") == 3 and "20 killed, 3 equivalent" in text
+    assert "**not met**" in text
+
+
+def test_mutation_flightrec_export_rerun_traces_cost_clockstate():
+    d = DATA / "2026-12-05-mutation"
+    text = re.sub(r"\s+", " ", RESULTS[RESULTS.index("## Mutation: flightrec and export re-run, traces"):])
+    rows = [("report-flightrec-export-traces.json", "linkroof.readers.flightrec"),
+            ("report-flightrec-export-traces.json", "linkroof.roofline.export"),
+            ("report-traces.json", "linkroof.roofline.traces"),
+            ("report-cost-clockstate.json", "linkroof.roofline.cost"),
+            ("report-cost-clockstate.json", "linkroof.roofline.clockstate")]
+    for name, mod in rows:
+        m = json.loads((d / name).read_text())["modules"][mod]
+        row = _mutation_row(mod, m, name)
+        assert row in text, row
+        assert m["no tests"] == 0
+        # mutmut's own exit codes in the results saved with the module's last run: 0 survived, None not
+        # run, < 0 a signal (timed out), 1 killed
+        codes = json.loads(__import__("gzip").open(d / "meta" / f"{mod}.meta.json.gz", "rt").read())["exit_code_by_key"]
+        assert sum(c == 0 for c in codes.values()) == m["open"] + m["equivalent"] + m["text"], mod
+        assert sum(c is None or c < 0 for c in codes.values()) == m["other"], mod
+        assert sum(c is not None and c > 0 for c in codes.values()) == m["killed"], mod
+    stems = re.findall(r"`((?:export|flightrec|traces)-[\w-]+-reapplied)\.txt`: (\d+) killed", text)
+    assert len(stems) >= 6
+    for stem, said in stems:
+        assert int(said) == (d / f"{stem}.txt").read_text().count("\nkilled "), stem
     assert "**not met**" in text
