@@ -106,9 +106,9 @@ class _SafeUnpickler(pickle.Unpickler):
 
 
 def _fr_doc(data: bytes, path: str) -> dict:
-    head = data.lstrip()[:1]
+    is_json = data.lstrip()[:1] in (b"{", b"[")  # a JSON list is refused below, not sent to the unpickler
     try:
-        if head in (b"{", b"["):  # a JSON list is refused below, not sent to the unpickler
+        if is_json:
             doc = json.loads(data)
         else:
             doc = _SafeUnpickler(io.BytesIO(data)).load()
@@ -118,7 +118,7 @@ def _fr_doc(data: bytes, path: str) -> dict:
         raise _err(path, None, "not a Flight Recorder dump (nested too deep)") from None
     except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, IndexError, KeyError,
             MemoryError, OverflowError) as e:
-        what = "JSON" if head in (b"{", b"[") else "pickle"
+        what = "JSON" if is_json else "pickle"
         raise _err(path, None, f"not a Flight Recorder dump ({what}: {_text(str(e))[:200]})") from None
     if not isinstance(doc, dict) or "version" not in doc or not ({"entries", "pg_config"} & set(doc)):
         raise _err(path, None, "not a Flight Recorder dump (no version with entries or pg_config)")
@@ -636,7 +636,7 @@ def _position(rank: int, name: str, es: list[FREntry], d: FRDump | None) -> tupl
         if coll:  # the ring can be newer than a counter the watchdog has not yet updated
             enq = max(enq, max(e.collective_seq for e in coll))
             done = max([done] + [e.collective_seq for e in coll if e.state == "completed"])
-        started = f", started #{st['started']}" if (st.get("started") if st.get("started") is not None else -1) >= 0 else ""
+        started = f", started #{st['started']}" if (st.get("started") is not None and st["started"] >= 0) else ""
         return enq, done, f"pg_status: last enqueued #{enq}{started}, completed #{done}"
     if not d.entries:
         return None, None, "empty ring"

@@ -347,8 +347,9 @@ def pkb_toml(profile: Profile, key: str, fs: Sequence[Fact]) -> str:
     return text
 
 
-KB_KEYS = {"fp4": "FP4 Tensor Core TFLOPS", "fp8": "FP8 Tensor Core TFLOPS", "bf16": "BFLOAT16 Tensor Core TFLOPS", "fp16": "FP16 Tensor Core TFLOPS",
-           "tf32": "TF32 Tensor Core TFLOPS", "fp32": "FP32 TFLOPS", "fp64": "FP64 TFLOPS", "int8": "INT8 Tensor Core TOPS"}
+KB_KEYS = {"fp4": "FP4 Tensor Core TFLOPS", "fp8": "FP8 Tensor Core TFLOPS", "bf16": "BFLOAT16 Tensor Core TFLOPS",
+           "fp16": "FP16 Tensor Core TFLOPS", "tf32": "TF32 Tensor Core TFLOPS", "fp32": "FP32 TFLOPS",
+           "fp64": "FP64 TFLOPS", "int8": "INT8 Tensor Core TOPS"}
 
 
 def kernelbench_specs(profile: Profile, key: str, fs: Sequence[Fact]) -> dict[str, str]:

@@ -187,7 +187,7 @@ def _int(x: Any) -> int | None:
         return None
     if isinstance(x, int) and x >= 0:
         return x
-    if isinstance(x, str) and x.strip().isdecimal() and x.strip().isascii():  # "²" is a digit int() refuses
+    if isinstance(x, str) and x.strip().isascii() and x.strip().isdigit():  # "²" is a digit int() refuses
         return int(x)
     return None
 
