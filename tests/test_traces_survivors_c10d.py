@@ -83,6 +83,7 @@ TWO_PGS = ("group size unknown: no `Group size` or `Process Group Ranks` on this
            "and the trace has 2 process groups to tell which one ran it")
 ONE_PG = "distributedInfo (the one process group)"
 DERIVED = "derived (output / input elements)"
+DERIVED_RS = "derived (input / output elements)"  # a reduce-scatter's group: its input over its output
 
 
 def facts(name, args, groups):
@@ -103,7 +104,7 @@ def test_allgather_reads_output_then_input_and_derives_the_group():
 
 def test_reduce_scatter_derives_the_group_from_input_over_output():
     f = facts("c10d::_reduce_scatter_base_", {"Input Dims": [[8], [32]], "Input type": ["c10::BFloat16"]}, {})
-    assert f == expect("reduce_scatter", ("bf16", 2), 32, 8, 4, DERIVED, [])
+    assert f == expect("reduce_scatter", ("bf16", 2), 32, 8, 4, DERIVED_RS, [])
     assert type(f["group"]) is int
 
 

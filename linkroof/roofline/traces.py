@@ -261,6 +261,12 @@ def _group_from_ratio(collective: str, in_n: int | None, out_n: int | None) -> i
     return None
 
 
+def _derived(collective: str | None) -> str:
+    """Where a group size derived from the elements' ratio came from, in the order it was
+    divided: an all-gather's output over its input, a reduce-scatter's input over its output."""
+    return "derived (input / output elements)" if collective == "reduce_scatter" else "derived (output / input elements)"
+
+
 def facts_from_args(args: dict, groups: dict[str, int], where: str) -> dict:
     """What a kernel's (or record_param_comms') args say: collective, dtype, elements,
     group size and where each came from."""
@@ -280,7 +286,7 @@ def facts_from_args(args: dict, groups: dict[str, int], where: str) -> dict:
         group, group_from = groups[pg], "distributedInfo"
     if not group and coll:
         group = _group_from_ratio(coll, in_n, out_n)
-        group_from = "derived (output / input elements)" if group else "unknown"
+        group_from = _derived(coll) if group else "unknown"
     if not group:
         group_from = "unknown"
     return {"collective": coll, "dtype": dt, "in": in_n, "out": out_n, "group": group, "group_from": group_from,
@@ -319,7 +325,7 @@ def facts_from_c10d(op: CommOp, groups: dict[str, int]) -> dict:
         group, group_from = next(iter(groups.values())), "distributedInfo (the one process group)"
     if not group and coll:
         group = _group_from_ratio(coll, in_n, out_n)
-        group_from = "derived (output / input elements)" if group else "unknown"
+        group_from = _derived(coll) if group else "unknown"
     if not group:
         notes.append("group size unknown: no `Group size` or `Process Group Ranks` on this era's ops, "
                      + (f"and the trace has {len(groups)} process groups" if groups else "no pg_config in distributedInfo")
@@ -383,7 +389,7 @@ def merge_facts(inner: dict, outer: dict) -> dict:
     if out.get("collective") and not out.get("group"):
         g = _group_from_ratio(out["collective"], out.get("in"), out.get("out"))
         if g:
-            out["group"], out["group_from"] = g, "derived (output / input elements)"
+            out["group"], out["group_from"] = g, _derived(out["collective"])
     if out.get("group"):
         out["notes"] = [n for n in out["notes"] if not n.startswith("group size unknown")]
     if out.get("in") is not None or out.get("out") is not None:  # the op's shapes sized what the range could not
@@ -820,6 +826,7 @@ class MatchedCall:
     group_size: int | None = None
     waits_s: tuple[tuple[int, float], ...] = ()  # (rank, how long it waited for the last arrival)
     members: tuple[tuple[int, int, int, int], ...] = ()  # each rank's call: (rank, device, stream, kernel start ns)
+    tied: bool = False  # two or more ranks started within TIE_NS of the last start: no rank was last
 
     @property
     def busbw(self) -> float | None:
@@ -830,11 +837,11 @@ class MatchedCall:
 
     @property
     def last_words(self) -> str:
-        """Who arrived last, in words: a rank, "none (a tie)" when the ranks started within
-        TIE_NS of each other, or "unknown" where the ranks are not known."""
+        """Who arrived last, in words: a rank, "none (a tie)" when another rank started within
+        TIE_NS of the last start, or "unknown" where the last call's rank is not known."""
         if self.last_rank is not None:
             return str(self.last_rank)
-        return "none (a tie)" if len(self.ranks) > 1 and self.skew_s * 1e9 <= TIE_NS else "unknown"
+        return "none (a tie)" if self.tied else "unknown"
 
 
 @dataclass(frozen=True)
@@ -910,22 +917,28 @@ def match_calls(calls: Sequence[CollectiveCall], tolerance_s: float = CLOCK_TOLE
         by_rank.setdefault(c.rank, []).append(c)
     if len(by_rank) < 2:
         return [], []
+    # each bucket: (kind, group identity); the kind is a tag apart from the group's name, so
+    # a group named like a tag ("?", "!not-a-member") is a group like any other
     buckets: dict[tuple, dict[int | None, list[CollectiveCall]]] = {}
     for rank, cs in by_rank.items():
         for c in cs:
             gid = group_identity(c)
-            if gid is not None and gid[1] and c.rank is not None and c.rank not in gid[1]:
-                gid = ("!not-a-member",) + gid  # a rank outside the ranks its group lists: never paired
-            buckets.setdefault(gid if gid is not None else ("?",), {}).setdefault(rank, []).append(c)
+            if gid is None:
+                bucket: tuple = ("unrecorded", ("?",))
+            elif gid[1] and c.rank is not None and c.rank not in gid[1]:
+                bucket = ("not a member", gid)  # a rank outside the ranks its group lists: never paired
+            else:
+                bucket = ("group", gid)
+            buckets.setdefault(bucket, {}).setdefault(rank, []).append(c)
     out: list[MatchedCall] = []
     unmatched: list[Unmatched] = []
-    for gid, ranks in buckets.items():
-        known = gid[0] != "?" and gid[0] != "!not-a-member"
+    for (kind, gid), ranks in buckets.items():
+        known = kind == "group"
         name = gid[0] if known else ""
-        if gid[0] == "!not-a-member":
+        if kind == "not a member":
             for rank, cs in ranks.items():
-                unmatched += [Unmatched(("unpaired", gid[1]) + _what(c), (rank,) if rank is not None else (),
-                                        f"rank {rank} is not among its group's ranks {list(gid[2])}") for c in cs]
+                unmatched += [Unmatched(("unpaired", gid[0]) + _what(c), (rank,),
+                                        f"rank {rank} is not among its group's ranks {list(gid[1])}") for c in cs]
             continue
         seqd = {r: [c for c in cs if c.seq is not None] for r, cs in ranks.items()} if known else {}
         rest = {r: [c for c in cs if not known or c.seq is None] for r, cs in ranks.items()}
@@ -963,7 +976,7 @@ def _matched(key: tuple, cs: Sequence[CollectiveCall], by: str) -> MatchedCall:
                        (last.start_ns - first) * 1e-9, transfer, None if tied else last.rank, by, cs[0].dtype,
                        groups.pop() if len(groups) == 1 else None,
                        tuple(sorted((c.rank, (last.start_ns - c.start_ns) * 1e-9) for c in cs if c.rank is not None)),
-                       tuple(sorted(member(c) for c in cs)))
+                       tuple(sorted(member(c) for c in cs)), tied)
 
 
 def _by_seq(name: str, gid: tuple, ranks: dict, tol: int, out: list, unmatched: list) -> None:
