@@ -81,7 +81,9 @@ def test_custom_op_collective_reads_the_op_after_the_first_namespace(name, coll)
     ([5], 1),
     ([], None),  # lists none: not a group of 0
     ("[0, 1, 2, 3]", 4),
-    ("[-1, 0]", 2),  # entries are integers, signed ones included (lstrip('-')): two listed
+    ("[-1, 0]", None),  # a negative rank is no rank: the count of what ranks_of reads, and it reads none
+    ("[0, 0]", None),  # a rank twice: no group's ranks
+    ("[², ³]", None),  # superscript digits are no rank numbers
     (None, None),  # the arg absent (args.get): not a list
     (8, None),  # a number is not a list
     ("[0, 1, ..., 29, ...]", None),  # torch cut the list short

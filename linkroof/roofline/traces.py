@@ -194,16 +194,9 @@ def _int(x: Any) -> int | None:
 
 def ranks_listed(text: Any) -> int | None:
     """How many ranks `Process Group Ranks` lists ('[0, 1, 2]'), or None where torch cut
-    the list short ('[0, 1, ..., 29, ...]': at most 30 shown) or it is not a list."""
-    if isinstance(text, list):
-        return len(text) or None
-    if not isinstance(text, str) or "..." in text:
-        return None
-    inner = text.strip().strip("[]").strip()
-    if not inner:
-        return None
-    parts = [p.strip() for p in inner.split(",")]
-    return len(parts) if all(p.lstrip("-").isdigit() for p in parts) else None
+    the list short ('[0, 1, ..., 29, ...]': at most 30 shown) or it lists no ranks: the
+    count of what ranks_of reads, so a group's size and its ranks never disagree."""
+    return len(ranks_of(text)) or None
 
 
 def ranks_of(text: Any) -> tuple[int, ...]:
@@ -222,8 +215,8 @@ def ranks_of(text: Any) -> tuple[int, ...]:
             return ()
         if isinstance(x, int) and 0 <= x < 1 << 24:
             out.append(x)
-        elif isinstance(x, str) and x.isdigit() and x.isascii() and len(x) < 8:
-            out.append(int(x))
+        elif isinstance(x, str) and x.isdigit() and x.isascii() and len(x) <= 8 and int(x) < 1 << 24:
+            out.append(int(x))  # a rank as text within the same bound as a rank as a number
         else:
             return ()
     return tuple(out) if len(set(out)) == len(out) else ()
