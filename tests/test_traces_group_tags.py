@@ -6,11 +6,14 @@ the old code):
 - a tie of exactly TIE_NS, or of two late ranks after an early one, reads "none (a tie)",
   never "unknown" (the words come from the matcher's own integer comparison, not from
   the skew in seconds read back);
-- a reduce-scatter's group derived from its elements says it divided input by output."""
+- a reduce-scatter's group derived from its elements says it divided input by output;
+- a custom collective's kernel inside a c10d op that records its output first
+  (c10d::_allgather_base_) reads the op's tensors in that order."""
 
 import pytest
 
-from linkroof.roofline.traces import TIE_NS, CollectiveCall, facts_from_args, match_calls
+from linkroof.roofline.timeline import Activity
+from linkroof.roofline.traces import TIE_NS, CollectiveCall, CommOp, collective_call, facts_from_args, match_calls
 
 T0 = 1_000_000  # 1 ms from the trace's start: only the differences decide
 
@@ -59,3 +62,39 @@ def test_a_reduce_scatters_derived_group_says_input_over_output():
     g = facts_from_args({"Collective name": "allgather", "In msg nelems": 8, "Out msg nelems": 32,
                          "dtype": "Float"}, {}, "kernel args")
     assert (g["group"], g["group_from"]) == (4, "derived (output / input elements)")
+
+
+# ------------------------------------------------------------------ a custom kernel inside a c10d op
+
+def _custom_in(op_name, dims, groups=None, world=4, name="multimem_all_gather_kernel"):
+    a = Activity("kernel", name, 1, 13, 1000, 3000)
+    ops = [CommOp(op_name, 7, 100, 900, {"Input Dims": dims, "Input type": ["float", "float"]})]
+    return collective_call(a, {}, (7, 500), ops, groups or {}, rank=0, world=world)
+
+
+def test_a_custom_all_gather_inside_allgather_base_reads_output_then_input():
+    """c10d::_allgather_base_ records its output first: [[4096], [1024]] around a multimem
+    all-gather of 4 ranks is 1024 fp32 elements in, 4096 out, 16 KiB, its group of 4 from
+    the shapes' ratio (not 4096 in and 16384 out, 4x too large, as a custom op's first
+    tensor read as the input would say)."""
+    c = _custom_in("c10d::_allgather_base_", [[4096], [1024]])
+    assert (c.collective, c.in_nelems, c.out_nelems, c.size_bytes) == ("all_gather", 1024, 4096, 16384)
+    assert (c.group_size, c.group_from) == (4, "derived (output / input elements)")
+
+
+def test_a_custom_reduce_scatter_inside_reduce_scatter_base_reads_output_then_input():
+    """A symmetric-memory kernel named for no one collective inside c10d::_reduce_scatter_base_
+    ([[256], [1024]]: output, input): a reduce-scatter (the op's name) of 1024 elements in,
+    256 out, its group of 4 from input over output."""
+    c = _custom_in("c10d::_reduce_scatter_base_", [[256], [1024]], name="symm_mem_reduce_scatter_kernel")
+    assert (c.collective, c.in_nelems, c.out_nelems) == ("reduce_scatter", 1024, 256)
+    assert (c.group_size, c.group_from) == (4, "derived (input / output elements)")
+
+
+def test_a_custom_all_gather_inside_a_c10d_op_with_its_input_only_takes_the_world():
+    """Only the output recorded ([[4096]]: no ratio): the group is the world, inferred and
+    said so, and the output is read as what the op's first tensor is."""
+    c = _custom_in("c10d::_allgather_base_", [[4096]])
+    assert (c.group_size, c.group_from) == (4, "inferred: the world (4 ranks); c10d::_allgather_base_ records no "
+                                               "group size")
+    assert (c.in_nelems, c.out_nelems) == (None, 4096)

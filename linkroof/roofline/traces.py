@@ -482,6 +482,18 @@ def collective_call(a: Activity, kernel_args: dict, launch: tuple[int, int] | No
         if around:
             op = min(around, key=lambda o: o.end_ns - o.start_ns)
             f = facts_from_custom_op(op, coll, groups, world)
+            if op.name.split("::", 1)[-1] in C10D_ARGS and op.name.startswith("c10d::"):
+                # a c10d op that records its output first (c10d::_allgather_base_: output, input):
+                # its tensors read in that order, as for an NCCL kernel inside it; the group
+                # from its shapes' ratio, else the custom op's reading (a group name, the world)
+                c10d = facts_from_c10d(op, groups)
+                f["collective"] = f["collective"] or c10d["collective"]  # a kernel named for no one collective
+                if c10d["group"]:
+                    f["group"], f["group_from"] = c10d["group"], c10d["group_from"]
+                f["in"], f["out"] = c10d["in"], c10d["out"]
+                if f["group"] and f["in"] is not None and f["out"] is None:
+                    f["out"] = (f["in"] * f["group"] if f["collective"] == "all_gather" else
+                                f["in"] // f["group"] if f["collective"] == "reduce_scatter" else f["in"])
             source = f"launching op ({op.name}, recorded shapes)"
         else:
             f = {"collective": coll, "dtype": None, "in": None, "out": None, "group": None, "group_from": "unknown",
