@@ -2,6 +2,7 @@
 
     python benchmarks/mutation.py [MODULE ...] [--budget-min 40] [--work .mutation]
         [--out benchmarks/data/DATE-mutation] [--no-run] [--rerun-survivors] [--restore FOLDER]
+        [--fresh-stats]
 
 MODULE is a dotted module (linkroof.roofline.clockstate); default: every module in
 VERDICT_MODULES. A copy of the working tree is kept under --work (git-ignored) so that
@@ -25,6 +26,13 @@ gzipped, under OUT/meta: the raw file of its figures. A checkout starts without 
 copy, so --restore OUT puts those results back into a fresh one: mutmut keeps each whose
 function is unchanged and runs only the rest, and a module too large for one session is
 finished over several.
+
+--fresh-stats drops mutmut's record of which tests run which function before the run, so
+that it is taken again over the whole suite (a few minutes here). mutmut 3.8.1 updates
+that record only for tests new since it was taken: a function added or changed since
+keeps only the new tests, so an old test that calls it never runs against its mutants
+and they "survive" (export's `_ops` did, though tests/test_export_survivors_spec.py kills
+all but one of them). Use it whenever verdict code changed since the last full record.
 
 --no-run classifies and reports mutmut's results as they stand in --work, without a run:
 after `mutmut run NAME ...` there re-ran only the survivors against new tests (each
@@ -126,6 +134,17 @@ def restore_results(work: Path, modules: list[str], folders: list[Path]) -> dict
     return done
 
 
+def drop_stats(work: Path) -> bool:
+    """Remove mutmut's record of which tests run which function (and each test's duration)
+    from the work copy, so its next run takes it again over the whole suite; True if there
+    was one. The mutants' results are kept: mutmut re-runs only what it has no result for."""
+    stats = work / "mutants" / "mutmut-stats.json"
+    if not stats.exists():
+        return False
+    stats.unlink()
+    return True
+
+
 def mutmut(work: Path, *args: str, timeout: float | None = None) -> subprocess.CompletedProcess:
     exe = Path(sys.executable).with_name("mutmut")
     env = dict(os.environ, PYTEST_TIMEOUT=str(TEST_TIMEOUT_S))
@@ -224,6 +243,9 @@ def main() -> int:
     ap.add_argument("--restore", action="append", default=[], metavar="FOLDER",
                     help="an earlier run's --out folder: its saved results (FOLDER/meta) are put back into a work "
                          "copy that has none for a module, so a fresh checkout goes on where that run stopped")
+    ap.add_argument("--fresh-stats", action="store_true",
+                    help="take mutmut's record of which tests run which function again over the whole suite first "
+                         "(it otherwise updates it for new tests only, missing old tests of changed functions)")
     args = ap.parse_args()
     work = Path(args.work)
     out = Path(args.out or ROOT / "benchmarks" / "data" / f"{datetime.date.today().isoformat()}-mutation")
@@ -231,9 +253,11 @@ def main() -> int:
     if not args.no_run:
         work_tree(work, VERDICT_MODULES)
     restored = restore_results(work, VERDICT_MODULES, [Path(f) for f in args.restore])
+    fresh = drop_stats(work) if args.fresh_stats and not args.no_run else False
     version = mutmut(work, "--version").stdout.strip()
     report = {"tool": version, "python": sys.version.split()[0], "machine": f"{os.cpu_count()} cores",
-              "load": os.getloadavg(), "restored": restored, "modules": {}}
+              "load": os.getloadavg(), "restored": restored,
+              "stats": "taken again over the whole suite" if fresh else "kept (new tests added)", "modules": {}}
     equiv = equivalents()
     for module in args.modules:
         lines: list[str] = []

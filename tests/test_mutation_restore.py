@@ -62,3 +62,16 @@ def test_the_last_folder_given_wins(tmp_path):
 
 def test_nothing_to_save_is_none(tmp_path):
     assert M.save_results(tmp_path / "empty", "linkroof.roofline.cost", tmp_path / "out") is None
+
+
+def test_fresh_stats_drops_mutmuts_test_map_and_keeps_the_results(tmp_path):
+    """mutmut 3.8.1 maps old tests to functions only when the map is first taken: --fresh-stats
+    removes the map (mutants/mutmut-stats.json) so the next run takes it whole, and leaves
+    each module's results (its .meta) in place."""
+    work = _work_with_meta(tmp_path, "w", META)
+    stats = work / "mutants" / "mutmut-stats.json"
+    stats.write_text("{}")
+    assert M.drop_stats(work) is True
+    assert not stats.exists()
+    assert json.loads(M.meta_path(work, "linkroof.roofline.cost").read_text()) == META
+    assert M.drop_stats(work) is False  # nothing to drop: said so
