@@ -2598,7 +2598,8 @@ def test_mutation_export_flightrec_advise_contradictions():
 
 def test_mutation_flightrec_export_rerun_traces_cost_clockstate():
     d = DATA / "2026-12-05-mutation"
-    text = re.sub(r"\s+", " ", RESULTS[RESULTS.index("## Mutation: flightrec and export re-run, traces"):])
+    start = RESULTS.index("## Mutation: flightrec and export re-run, traces")
+    text = re.sub(r"\s+", " ", RESULTS[start:RESULTS.index("\n## ", start + 1)])  # its own section only
     rows = [("report-flightrec-export-traces.json", "linkroof.readers.flightrec"),
             ("report-flightrec-export-traces.json", "linkroof.roofline.export"),
             ("report-traces.json", "linkroof.roofline.traces"),
@@ -2617,6 +2618,28 @@ def test_mutation_flightrec_export_rerun_traces_cost_clockstate():
         assert sum(c is not None and c > 0 for c in codes.values()) == m["killed"], mod
     stems = re.findall(r"`((?:export|flightrec|traces)-[\w-]+-reapplied)\.txt`: (\d+) killed", text)
     assert len(stems) >= 6
+    for stem, said in stems:
+        assert int(said) == (d / f"{stem}.txt").read_text().count("\nkilled "), stem
+    assert "**not met**" in text
+
+
+def test_mutation_traces_cost_flightrec_export_telemetry_2026_12_05b():
+    d = DATA / "2026-12-05b-mutation"
+    text = re.sub(r"\s+", " ", RESULTS[RESULTS.index("## Mutation: traces 96.5 %, cost 98.6 %"):])
+    rows = [("report-traces-cost-flightrec-export.json", "linkroof.readers.flightrec"),
+            ("report-traces-cost-flightrec-export.json", "linkroof.roofline.export"),
+            ("report-traces-cost.json", "linkroof.roofline.traces"),
+            ("report-traces-cost.json", "linkroof.roofline.cost"),
+            ("report-telemetry.json", "linkroof.readers.telemetry")]
+    for name, mod in rows:
+        m = json.loads((d / name).read_text())["modules"][mod]
+        assert _mutation_row(mod, m, name) in text, mod
+        codes = json.loads(__import__("gzip").open(d / "meta" / f"{mod}.meta.json.gz", "rt").read())["exit_code_by_key"]
+        assert sum(c == 0 for c in codes.values()) == m["open"] + m["equivalent"] + m["text"], mod
+        assert sum(c is None or c < 0 for c in codes.values()) == m["other"], mod
+        assert sum(c is not None and c > 0 for c in codes.values()) == m["killed"], mod
+    stems = re.findall(r"`((?:cost|export|traces)-[\w-]+-reapplied)\.txt`: (\d+) killed", text)
+    assert len(stems) == 7
     for stem, said in stems:
         assert int(said) == (d / f"{stem}.txt").read_text().count("\nkilled "), stem
     assert "**not met**" in text
