@@ -2568,6 +2568,19 @@ def _mutation_row(mod: str, m: dict, name: str) -> str:
             f"{m['other']} | {pct} | `{name}` |")
 
 
+def _check_mutation_rows(d, text: str, rows) -> None:
+    """Each (report, module) row of a mutation table is in the text, and its counts are
+    mutmut's own exit codes in the results saved with the module's last run: 0 survived,
+    None not run, < 0 a signal (timed out), 1 killed."""
+    for name, mod in rows:
+        m = json.loads((d / name).read_text())["modules"][mod]
+        assert _mutation_row(mod, m, name) in text, mod
+        codes = json.loads(__import__("gzip").open(d / "meta" / f"{mod}.meta.json.gz", "rt").read())["exit_code_by_key"]
+        assert sum(c == 0 for c in codes.values()) == m["open"] + m["equivalent"] + m["text"], mod
+        assert sum(c is None or c < 0 for c in codes.values()) == m["other"], mod
+        assert sum(c is not None and c > 0 for c in codes.values()) == m["killed"], mod
+
+
 def test_mutation_export_flightrec_advise_contradictions():
     d = DATA / "2026-12-04d-mutation"
     text = re.sub(r"\s+", " ", RESULTS[RESULTS.index("## Mutation: export, flightrec, advise and contradictions"):])
@@ -2605,17 +2618,8 @@ def test_mutation_flightrec_export_rerun_traces_cost_clockstate():
             ("report-traces.json", "linkroof.roofline.traces"),
             ("report-cost-clockstate.json", "linkroof.roofline.cost"),
             ("report-cost-clockstate.json", "linkroof.roofline.clockstate")]
-    for name, mod in rows:
-        m = json.loads((d / name).read_text())["modules"][mod]
-        row = _mutation_row(mod, m, name)
-        assert row in text, row
-        assert m["no tests"] == 0
-        # mutmut's own exit codes in the results saved with the module's last run: 0 survived, None not
-        # run, < 0 a signal (timed out), 1 killed
-        codes = json.loads(__import__("gzip").open(d / "meta" / f"{mod}.meta.json.gz", "rt").read())["exit_code_by_key"]
-        assert sum(c == 0 for c in codes.values()) == m["open"] + m["equivalent"] + m["text"], mod
-        assert sum(c is None or c < 0 for c in codes.values()) == m["other"], mod
-        assert sum(c is not None and c > 0 for c in codes.values()) == m["killed"], mod
+    _check_mutation_rows(d, text, rows)
+    assert all(json.loads((d / name).read_text())["modules"][mod]["no tests"] == 0 for name, mod in rows)
     stems = re.findall(r"`((?:export|flightrec|traces)-[\w-]+-reapplied)\.txt`: (\d+) killed", text)
     assert len(stems) >= 6
     for stem, said in stems:
@@ -2631,13 +2635,7 @@ def test_mutation_traces_cost_flightrec_export_telemetry_2026_12_05b():
             ("report-traces-cost.json", "linkroof.roofline.traces"),
             ("report-traces-cost.json", "linkroof.roofline.cost"),
             ("report-telemetry.json", "linkroof.readers.telemetry")]
-    for name, mod in rows:
-        m = json.loads((d / name).read_text())["modules"][mod]
-        assert _mutation_row(mod, m, name) in text, mod
-        codes = json.loads(__import__("gzip").open(d / "meta" / f"{mod}.meta.json.gz", "rt").read())["exit_code_by_key"]
-        assert sum(c == 0 for c in codes.values()) == m["open"] + m["equivalent"] + m["text"], mod
-        assert sum(c is None or c < 0 for c in codes.values()) == m["other"], mod
-        assert sum(c is not None and c > 0 for c in codes.values()) == m["killed"], mod
+    _check_mutation_rows(d, text, rows)
     stems = re.findall(r"`((?:cost|export|traces)-[\w-]+-reapplied)\.txt`: (\d+) killed", text)
     assert len(stems) == 7
     for stem, said in stems:
