@@ -329,6 +329,17 @@ def facts_from_c10d(op: CommOp, groups: dict[str, int]) -> dict:
             "pg": "", "seq": None, "notes": notes}
 
 
+def _out_of(collective: str | None, in_n: int, group: int | None) -> int | None:
+    """A collective's output elements from its input's and its group's size: an all-gather's
+    group times, a reduce-scatter's one group-th, any other's the same (None where the group
+    is needed and unknown)."""
+    if collective == "all_gather":
+        return in_n * group if group else None
+    if collective == "reduce_scatter":
+        return in_n // group if group else None
+    return in_n
+
+
 def facts_from_custom_op(op: CommOp, coll: str | None, groups: dict[str, int], world: int | None) -> dict:
     """What the host op around a custom collective's kernel says: its first tensor's
     elements and type (an all-reduce's input and output alike), the group from a group
@@ -358,13 +369,7 @@ def facts_from_custom_op(op: CommOp, coll: str | None, groups: dict[str, int], w
         notes.append(f"group size unknown: {op.name} records none and the trace gives no world size")
     if n is None:
         notes.append(f"{op.name} recorded no input shapes (record_shapes off): size unknown")
-    in_n = out_n = None
-    if n is not None and coll == "all_gather":
-        in_n, out_n = n, (n * group if group else None)
-    elif n is not None and coll == "reduce_scatter":
-        in_n, out_n = n, (n // group if group else None)
-    elif n is not None:
-        in_n = out_n = n
+    in_n, out_n = (n, _out_of(coll, n, group)) if n is not None else (None, None)
     return {"collective": coll, "dtype": dt, "in": in_n, "out": out_n, "group": group, "group_from": group_from,
             "pg": pg, "seq": None, "notes": notes}
 
@@ -492,8 +497,7 @@ def collective_call(a: Activity, kernel_args: dict, launch: tuple[int, int] | No
                     f["group"], f["group_from"] = c10d["group"], c10d["group_from"]
                 f["in"], f["out"] = c10d["in"], c10d["out"]
                 if f["group"] and f["in"] is not None and f["out"] is None:
-                    f["out"] = (f["in"] * f["group"] if f["collective"] == "all_gather" else
-                                f["in"] // f["group"] if f["collective"] == "reduce_scatter" else f["in"])
+                    f["out"] = _out_of(f["collective"], f["in"], f["group"])
             source = f"launching op ({op.name}, recorded shapes)"
         else:
             f = {"collective": coll, "dtype": None, "in": None, "out": None, "group": None, "group_from": "unknown",
