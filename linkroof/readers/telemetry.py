@@ -468,7 +468,10 @@ def parse_inspector_prom(text: str, path: str = "<prom>") -> Telemetry:
         what = f"{lab.get('p2p_operation' if p2p else 'collective', '?')} ({lab.get('message_size', '?')})"
         missing = [k for k in ("busbw", "time_us") if k not in g]
         version = lab.get("version")
-        if version is None and not p2p and "algbw" not in g:
+        if version is None and p2p:
+            raise _err(path, None, f"the samples of {what} have no version label: NCCL 2.29's unversioned form "
+                                   "records collectives only (p2p samples come with v5's label)")
+        if version is None and "algbw" not in g:
             missing.insert(0, "algbw")
         if missing:
             raise _err(path, None, f"the samples of {what} lack {', '.join(missing)}")
@@ -648,6 +651,9 @@ def read_telemetry(path: str | Path) -> Telemetry:
     p = regular_file(path, "telemetry file")
     with open(p, "rb") as f:
         head = f.read(4096)
+        if head.lstrip()[:1] == b"{" and b"\n" not in head.lstrip():
+            # the first record runs past 4 KB (an Inspector header with a long comm_name): its whole line tells
+            head += f.readline(MAX_LINE)
     text_head = head.decode("utf-8", "replace").lstrip()
     if head[:1] == b"\x80":
         data = read_bytes(p, "Flight Recorder dump", MAX_DUMP)
