@@ -366,7 +366,7 @@ def read_inspector_jsonl(path: str | Path) -> Telemetry:
     if not calls:
         raise _err(path_s, None, "no Inspector records" + (f" (only {proxy} proxy_trace records)" if proxy else ""))
     notes.insert(0, "NCCL Inspector JSON format " + ", ".join(sorted(versions)))
-    for (comm, rank), d in sorted(drops.items(), key=str):
+    for (comm, rank), d in sorted(drops.items(), key=lambda kv: kv[0]):
         lost = {k: n for k, n in d.items() if n}
         if lost:
             notes.append(f"the Inspector dropped {' and '.join(f'{n} {k}' for k, n in lost.items())} records of "
