@@ -88,3 +88,18 @@ def test_a_mutant_of_a_message_is_classed_text(tree):
     text = [n for n, d in diffs.items() if '-    return "the same"' in d]
     assert text and all(D.classify(diffs[n]) == "text" for n in text)
     assert all(D.classify(d) == "open" for n, d in diffs.items() if n not in text)
+
+
+def test_mutation_py_classes_a_survivor_from_its_rebuilt_diff(tree):
+    """benchmarks/mutation.py classes survivors from the diff rebuilt from the work copy's
+    source, not from `mutmut show` alone (which printed nothing for some: an empty diff is
+    'open')."""
+    spec2 = importlib.util.spec_from_file_location("mutation_script2", ROOT / "benchmarks" / "mutation.py")
+    M = importlib.util.module_from_spec(spec2)
+    spec2.loader.exec_module(M)
+    rebuilt = M.rebuilt_diffs("pkg.mod", tree)
+    assert rebuilt == D.mutant_diffs("pkg.mod", tree)[0]
+    words = [n for n, d in rebuilt.items() if '-    return "the same"' in d]
+    assert words and all(M.classify(rebuilt[n]) == "text" for n in words)
+    assert M.classify("") == "open"
+    assert M.rebuilt_diffs("pkg.nothing_here", tree) == {}
