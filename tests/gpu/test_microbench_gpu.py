@@ -28,6 +28,20 @@ def cupy_or_skip():
     return pytest.importorskip("cupy")
 
 
+def hbm_here() -> tuple[float, float]:
+    """(this GPU's HBM data rate from linkroof's spec table, that over H200's): the
+    references were measured on H200s, and an H100 (3.35 TB/s) is held to them scaled by
+    its HBM (inferred, not measured there: it ran 1485 GB/s CE copies, 2026-12-05)."""
+    cupy = cupy_or_skip()
+    from linkroof.roofline.spec import match_gpu
+
+    name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
+    spec = match_gpu(name.decode() if isinstance(name, bytes) else name)
+    if spec is None:
+        pytest.skip(f"{name!r} is not in linkroof's spec table: no reference to hold it to")
+    return spec.hbm_bytes_per_s, spec.hbm_bytes_per_s / HBM_SPEC
+
+
 def within(m, low, high):
     bw = m.bandwidth_bytes_per_s
     assert m.verified, m.verification
@@ -54,14 +68,15 @@ def test_local_hbm():
     from linkroof.microbench import copies, local
 
     # A copy reads and writes every byte: counted as bytes copied it can reach at most half
-    # of HBM's 4.8 TB/s (a read+write double count would land above that bound)
+    # of HBM's data rate (4.8 TB/s on H200; a read+write double count would land above that bound)
+    hbm, scale = hbm_here()
     (m,) = copies.local_copy(0, "ce", 512 * MiB, 5)
-    within(m, CLOSE * REF["local_ce"], HBM_SPEC / 2)
+    within(m, CLOSE * scale * REF["local_ce"], hbm / 2)
     (m,) = copies.local_copy(0, "sm", 512 * MiB, 5, loops=2)
-    within(m, 0.8 * REF["local_ce"], HBM_SPEC / 2)
+    within(m, 0.8 * scale * REF["local_ce"], hbm / 2)
     for fn, ref in ((local.read_only, REF["hbm_read"]), (local.write_only, REF["hbm_write"])):
         (m,) = fn(0, 512 * MiB, 5)
-        within(m, CLOSE * ref, HBM_SPEC)
+        within(m, CLOSE * scale * ref, hbm)
 
 
 def test_compute():
