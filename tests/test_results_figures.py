@@ -2560,6 +2560,13 @@ def test_advise_survivors_reapplied():
     assert f"{log.count(chr(10) + 'killed ')} killed, {survived} equivalent" in text
 
 
+def _section(title: str) -> str:
+    """RESULTS.md's section that starts with `title`, up to the next section."""
+    start = RESULTS.index(title)
+    end = RESULTS.find("\n## ", start + 1)
+    return RESULTS[start:] if end < 0 else RESULTS[start:end]
+
+
 def _mutation_row(mod: str, m: dict, name: str) -> str:
     """A mutation table's row: module, counts, killed / (killed + open), the report's file."""
     share = m["killed"] / (m["killed"] + m["open"])
@@ -2629,7 +2636,7 @@ def test_mutation_flightrec_export_rerun_traces_cost_clockstate():
 
 def test_mutation_traces_cost_flightrec_export_telemetry_2026_12_05b():
     d = DATA / "2026-12-05b-mutation"
-    text = re.sub(r"\s+", " ", RESULTS[RESULTS.index("## Mutation: traces 96.5 %, cost 98.6 %"):])
+    text = re.sub(r"\s+", " ", _section("## Mutation: traces 96.5 %, cost 98.6 %"))
     rows = [("report-traces-cost-flightrec-export.json", "linkroof.readers.flightrec"),
             ("report-traces-cost-flightrec-export.json", "linkroof.roofline.export"),
             ("report-traces-cost.json", "linkroof.roofline.traces"),
@@ -2641,3 +2648,22 @@ def test_mutation_traces_cost_flightrec_export_telemetry_2026_12_05b():
     for stem, said in stems:
         assert int(said) == (d / f"{stem}.txt").read_text().count("\nkilled "), stem
     assert "**not met**" in text
+
+
+def test_mutation_traces_cost_export_telemetry_2026_12_05c():
+    d = DATA / "2026-12-05c-mutation"
+    text = re.sub(r"\s+", " ", _section("## Mutation: traces 96.9 %, cost 98.6 %"))
+    name = "report-traces-cost-export-telemetry.json"
+    _check_mutation_rows(d, text, [(name, f"linkroof.{m}") for m in
+                                   ("roofline.traces", "roofline.cost", "roofline.export", "readers.telemetry")])
+    stems = re.findall(r"`((?:cost|telemetry)-[\w-]+-reapplied)\.txt`: (\d+) killed", text)
+    assert len(stems) == 9
+    for stem, said in stems:
+        assert int(said) == (d / f"{stem}.txt").read_text().count("\nkilled "), stem
+    telemetry = sum(int(n) for stem, n in stems if stem.startswith("telemetry"))
+    diffs = sum((d / f"telemetry-open-{g}-diffs.txt").read_text().count("\n## ") + 1 for g in "abcdefgh")
+    assert f"That is {telemetry} of {diffs};" in text
+    equiv = (ROOT / "tests" / "mutation" / "equivalent.txt").read_text()
+    assert f"{equiv.count('linkroof.readers.telemetry.')} of the rest are equivalent" in text
+    assert "**not met**" in text
+
