@@ -54,13 +54,20 @@ def mutant_diffs(module: str, root: Path = ROOT) -> tuple[dict[str, str], dict[s
         (Path(tmp) / "pyproject.toml").write_text(f"[tool.mutmut]\nsource_paths = [{json.dumps(str(rel))}]\n")
         (Path(tmp) / rel).parent.mkdir(parents=True)
         (Path(tmp) / rel).write_text(src)
-        with change_cwd(tmp):
-            configuration.reset_config()
-            tree, mutations, _, _ = create_mutations(str(rel), src)
-            try:
-                hashes = compute_function_hashes(src)
-            except Exception:
-                hashes = {}
+        # mutmut keeps its settings in one global: the caller's are put back after, for under mutmut's
+        # own run (its stats run calls this through tests/test_mutant_diffs.py) the temporary ones
+        # were saved as the run's and reset every kept result on the next (2026-12-05)
+        kept = configuration._config
+        try:
+            with change_cwd(tmp):
+                configuration.reset_config()
+                tree, mutations, _, _ = create_mutations(str(rel), src)
+                try:
+                    hashes = compute_function_hashes(src)
+                except Exception:
+                    hashes = {}
+        finally:
+            configuration._config = kept
     grouped = group_by_top_level_node(mutations)
     funcs = []
     for stmt in tree.body:

@@ -36,10 +36,11 @@ def tree(tmp_path):
     return tmp_path
 
 
-def test_names_are_mutmuts_own(tree):
+def test_names_are_mutmuts_own(tree, monkeypatch):
     """The names are those mutmut gives the same file's mutants: function by function,
     numbered from 1, a method's under its class."""
     from mutmut import configuration
+    monkeypatch.setattr(configuration, "_config", configuration._config)  # mutmut's own run's, put back
     from mutmut.mutation.file_mutation import mutate_file_contents
     from mutmut.utils.file_utils import change_cwd
 
@@ -103,3 +104,14 @@ def test_mutation_py_classes_a_survivor_from_its_rebuilt_diff(tree):
     assert words and all(M.classify(rebuilt[n]) == "text" for n in words)
     assert M.classify("") == "open"
     assert M.rebuilt_diffs("pkg.nothing_here", tree) == {}
+
+
+def test_the_callers_mutmut_settings_are_put_back(tree, monkeypatch):
+    # under mutmut's own stats run this test calls mutant_diffs in mutmut's process: the temporary
+    # settings (no test selection) were left as the run's, saved in its stats, and the next run
+    # reset every kept result (2026-12-05)
+    from mutmut import configuration
+    sentinel = object()
+    monkeypatch.setattr(configuration, "_config", sentinel)
+    D.mutant_diffs("pkg.mod", root=tree)
+    assert configuration._config is sentinel
