@@ -104,8 +104,6 @@ def test_an_nvshmem_op_named_without_a_namespace_is_read_whole():
     assert c.mechanism == "NVSHMEM: not NCCL"
 
 
-@pytest.mark.xfail(strict=True, reason="bug: collective_call keeps the custom op reading's 'size unknown' note "
-                   "after the c10d op's shapes sized the call")
 def test_no_note_says_the_size_is_unknown_once_the_c10d_op_sized_the_call():
     """The custom op reading saw no first tensor ([[], [1024]]: the output's dims empty)
     and noted 'size unknown'; the c10d op's shapes then gave 1024 in, 4096 out, 8192
@@ -115,8 +113,6 @@ def test_no_note_says_the_size_is_unknown_once_the_c10d_op_sized_the_call():
     assert not [n for n in c.notes if n.endswith("size unknown")]
 
 
-@pytest.mark.xfail(strict=True, reason="bug: collective_call keeps the custom op reading's 'group size unknown' "
-                   "note after the c10d op's shapes gave the group")
 def test_no_note_says_the_group_is_unknown_once_the_c10d_op_gave_it():
     """No world size: the custom op reading noted 'group size unknown'; the c10d op's
     shapes then gave the group (4096 / 1024 = 4). No note says the group is unknown."""

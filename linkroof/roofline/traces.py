@@ -388,11 +388,17 @@ def merge_facts(inner: dict, outer: dict) -> dict:
         g = _group_from_ratio(out["collective"], out.get("in"), out.get("out"))
         if g:
             out["group"], out["group_from"] = g, _derived(out["collective"])
-    if out.get("group"):
-        out["notes"] = [n for n in out["notes"] if not n.startswith("group size unknown")]
-    if out.get("in") is not None or out.get("out") is not None:  # the op's shapes sized what the range could not
-        out["notes"] = [n for n in out["notes"] if not n.endswith("size unknown")]
-    return out
+    return _settled(out)
+
+
+def _settled(f: dict) -> dict:
+    """The facts with their notes that a later reading contradicts dropped: 'group size unknown'
+    once a group is known, '... size unknown' once shapes sized the call."""
+    if f.get("group"):
+        f["notes"] = [n for n in f["notes"] if not n.startswith("group size unknown")]
+    if f.get("in") is not None or f.get("out") is not None:  # the op's shapes sized what the range could not
+        f["notes"] = [n for n in f["notes"] if not n.endswith("size unknown")]
+    return f
 
 
 class ActivityIndex:
@@ -498,6 +504,7 @@ def collective_call(a: Activity, kernel_args: dict, launch: tuple[int, int] | No
                 f["in"], f["out"] = c10d["in"], c10d["out"]
                 if f["group"] and f["in"] is not None and f["out"] is None:
                     f["out"] = _out_of(f["collective"], f["in"], f["group"])
+                f = _settled(f)  # the custom op's 'size unknown', 'group size unknown' answered
             source = f"launching op ({op.name}, recorded shapes)"
         else:
             f = {"collective": coll, "dtype": None, "in": None, "out": None, "group": None, "group_from": "unknown",
