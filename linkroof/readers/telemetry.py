@@ -31,6 +31,7 @@ from ..roofline.traces import c10_dtype, collective_name
 from .flightrec import (FR_STATES, _fr_bytes, _fr_doc, _numel, _progress_warnings, _rank_from_name,  # noqa: F401
                        _ranks_of, _SafeUnpickler, parse_flight_recorder)
 
+SNIFF = 4096  # a file's format is told from its first 4 KB (and the whole of a JSON first line)
 MAX_LINE = 1 << 20  # an Inspector record is a few hundred bytes (a verbose one a few KB)
 MAX_CALLS = 5_000_000
 MAX_DUMP = 256 * 1024 * 1024
@@ -650,7 +651,7 @@ def read_telemetry(path: str | Path) -> Telemetry:
     so that the same file given twice is read once."""
     p = regular_file(path, "telemetry file")
     with open(p, "rb") as f:
-        head = f.read(4096)
+        head = f.read(SNIFF)
         if head.lstrip()[:1] == b"{" and b"\n" not in head.lstrip():
             # the first record runs past 4 KB (an Inspector header with a long comm_name): its whole line tells
             head += f.readline(MAX_LINE)
@@ -676,7 +677,8 @@ def read_telemetry(path: str | Path) -> Telemetry:
         if isinstance(doc, dict) and "results" in doc and "config" in doc:
             return _digested(parse_nccl_tests_iterations(text, str(p)), data)
         return _digested(parse_flight_recorder(data, str(p)), data)
-    raise _err(str(p), None, "not NCCL Inspector output, a Flight Recorder dump or nccl-tests JSON")
+    raise _err(str(p), None, f"not NCCL Inspector output, a Flight Recorder dump or nccl-tests JSON (told from its "
+                             f"first {SNIFF // 1024} KB; a Prometheus textfile is read whatever comes first if named *.prom)")
 
 
 def _utf8(data: bytes, path: str) -> str:
