@@ -61,3 +61,28 @@ def no_process_left(wait_s: float = 10.0):
             break
         time.sleep(0.1)
     assert not left, f"processes left behind: {left}"
+
+
+def unset_subreaper() -> bool:
+    """This process no longer adopts its descendants' orphans, where linkroof's scoring made
+    it a child subreaper (linkroof.scoring.procs.become_subreaper, which is told to ask again);
+    True if it had. Linux only: elsewhere nothing was set."""
+    import sys
+
+    procs = sys.modules.get("linkroof.scoring.procs")
+    if procs is None or not getattr(procs, "_subreaper", None):
+        return False
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(36, 0, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER off
+    procs._subreaper = None
+    return True
+
+
+def is_subreaper() -> bool:
+    """Whether this process is a child subreaper now (PR_GET_CHILD_SUBREAPER), Linux only."""
+    import ctypes
+
+    flag = ctypes.c_int(0)
+    ctypes.CDLL(None, use_errno=True).prctl(37, ctypes.byref(flag), 0, 0, 0)
+    return bool(flag.value)

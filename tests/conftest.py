@@ -17,7 +17,7 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.path.insert(0, str(Path(__file__).parent))
 
 import fakes  # noqa: E402
-from childprocs import no_process_left, tracker_stopped_after  # noqa: E402
+from childprocs import no_process_left, tracker_stopped_after, unset_subreaper  # noqa: E402
 from hypothesis import settings  # noqa: E402
 
 # no test's verdict depends on the machine's load: hypothesis's default deadline (200 ms an
@@ -82,6 +82,17 @@ def _no_resource_tracker_left():
     any child of its own and hung on it (2026-12-04)."""
     with tracker_stopped_after():
         yield
+
+
+@pytest.fixture(autouse=True)
+def _no_subreaper_left():
+    """Under mutmut, the scoring's child subreaper (linkroof.scoring.procs) undone after each
+    test: its stats run runs the tests in mutmut's own process, which then adopted the orphans
+    of later mutants' tests, and its wait for a mutant's worker met a pid it never started
+    (KeyError, score's run stopped after 7 min, 2026-12-05). Elsewhere the test's process keeps it."""
+    yield
+    if UNDER_MUTMUT:
+        unset_subreaper()
 
 
 @pytest.fixture
