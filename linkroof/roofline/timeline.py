@@ -1053,6 +1053,11 @@ def why_text(c: dict[str, float]) -> str:
     return text
 
 
+def _pct(x: float | None) -> str:
+    """A share ncu gave, as '12%'; 'not read' where it gave none (never a 0 % not measured)."""
+    return "not read" if x is None else f"{x:.0f}%"
+
+
 def _why_text(c: dict[str, float]) -> str:
     def g(key: str) -> float | None:
         v = c.get(f"why:{key}")
@@ -1063,7 +1068,7 @@ def _why_text(c: dict[str, float]) -> str:
     if atomic > 0 and busy > 0 and atomic / busy < ATOMICS_CONTENDED and all(
             x is None or x < 50 for x in (g("sm_pct"), g("dram_pct"))):
         return (f"contended atomics: {atomic:,.0f} atomic and reduction sectors to L2 a call at only "
-                f"{atomic / busy / 1e9:.1f} G/s, SM {g('sm_pct') or 0:.0f}%, DRAM {g('dram_pct') or 0:.0f}%: atomics "
+                f"{atomic / busy / 1e9:.1f} G/s, SM {_pct(g('sm_pct'))}, DRAM {_pct(g('dram_pct'))}: atomics "
                 "to the same addresses wait for each other in L2; spread them (a partial sum a block, then one "
                 "atomic a block) (ncu)")
 
