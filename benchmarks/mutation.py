@@ -74,16 +74,20 @@ TEST_TIMEOUT_S = 60
 SKIP = (".git", ".venv", ".mirror", ".mutation", "mutants", ".hypothesis", "__pycache__")
 
 
-def work_tree(work: Path, modules: list[str]) -> None:
+def work_tree(work: Path, modules: list[str], leave_out: tuple[str, ...] = ()) -> None:
     """The working tree copied to `work` (its mutmut state kept), with a mutmut
-    configuration naming the modules' files."""
+    configuration naming the modules' files; files named by the `leave_out` patterns are
+    not copied (and removed from an earlier copy)."""
     work.mkdir(parents=True, exist_ok=True)
     for item in ROOT.iterdir():
         if item.name in SKIP or item.name.startswith(".venv"):
             continue
         dest = work / item.name
         if item.is_dir():
-            shutil.copytree(item, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*SKIP, "*.pyc"))
+            shutil.copytree(item, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*SKIP, "*.pyc", *leave_out))
+            for pattern in leave_out:
+                for old in dest.rglob(pattern):
+                    old.unlink()
         else:
             shutil.copy2(item, dest)
     files = [m.replace(".", "/") + ".py" for m in modules]
@@ -254,6 +258,8 @@ def main() -> int:
     ap.add_argument("--restore", action="append", default=[], metavar="FOLDER",
                     help="an earlier run's --out folder: its saved results (FOLDER/meta) are put back into a work "
                          "copy that has none for a module, so a fresh checkout goes on where that run stopped")
+    ap.add_argument("--leave-out", action="append", default=[], metavar="GLOB",
+                    help="files not copied into the work copy, e.g. a test file still being written beside the run")
     ap.add_argument("--fresh-stats", action="store_true",
                     help="take mutmut's record of which tests run which function again over the whole suite first "
                          "(it otherwise updates it for new tests only, missing old tests of changed functions)")
@@ -262,7 +268,7 @@ def main() -> int:
     out = Path(args.out or ROOT / "benchmarks" / "data" / f"{datetime.date.today().isoformat()}-mutation")
     out.mkdir(parents=True, exist_ok=True)
     if not args.no_run:
-        work_tree(work, VERDICT_MODULES)
+        work_tree(work, VERDICT_MODULES, tuple(args.leave_out))
     restored = restore_results(work, VERDICT_MODULES, [Path(f) for f in args.restore])
     fresh = drop_stats(work) if args.fresh_stats and not args.no_run else False
     version = mutmut(work, "--version").stdout.strip()

@@ -75,3 +75,19 @@ def test_fresh_stats_drops_mutmuts_test_map_and_keeps_the_results(tmp_path):
     assert not stats.exists()
     assert json.loads(M.meta_path(work, "linkroof.roofline.cost").read_text()) == META
     assert M.drop_stats(work) is False  # nothing to drop: said so
+
+
+def test_files_left_out_are_not_copied_and_leave_an_earlier_copy(tmp_path, monkeypatch):
+    """--leave-out: a test file still being written beside a run is not in its work copy, even
+    where an earlier copy put it there; the rest of the tree is copied."""
+    src = tmp_path / "src"
+    (src / "tests").mkdir(parents=True)
+    (src / "tests" / "test_a.py").write_text("a")
+    (src / "tests" / "test_wip_b.py").write_text("b")
+    (src / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    monkeypatch.setattr(M, "ROOT", src)
+    work = tmp_path / "work"
+    M.work_tree(work, ["linkroof.roofline.cost"])
+    assert (work / "tests" / "test_wip_b.py").exists()
+    M.work_tree(work, ["linkroof.roofline.cost"], ("test_wip_*.py",))
+    assert sorted(p.name for p in (work / "tests").iterdir()) == ["test_a.py"]
