@@ -258,6 +258,9 @@ def main() -> int:
     ap.add_argument("--restore", action="append", default=[], metavar="FOLDER",
                     help="an earlier run's --out folder: its saved results (FOLDER/meta) are put back into a work "
                          "copy that has none for a module, so a fresh checkout goes on where that run stopped")
+    ap.add_argument("--max-children", type=int, default=None,
+                    help="mutmut's workers at once (its default: the cores); more where the tests mostly wait "
+                         "(score's: deadlines of hung stand-ins)")
     ap.add_argument("--leave-out", action="append", default=[], metavar="GLOB",
                     help="files not copied into the work copy, e.g. a test file still being written beside the run")
     ap.add_argument("--fresh-stats", action="store_true",
@@ -287,11 +290,14 @@ def main() -> int:
                         if line.strip().startswith(module + ".") and line.strip().endswith(": survived")]
                 kept = [n for n in kept if n not in settled(module) and n not in equiv]
                 if kept:
-                    mutmut(work, "run", *kept, timeout=args.budget_min * 60)
+                    mutmut(work, "run", *(["--max-children", str(args.max_children)] if args.max_children else []),
+                           *kept, timeout=args.budget_min * 60)
             if args.no_run:
                 finished = True
             else:
-                run = mutmut(work, "run", f"{module}.*", timeout=max(60.0, args.budget_min * 60 - (time.time() - t0)))
+                workers = ["--max-children", str(args.max_children)] if args.max_children else []
+                run = mutmut(work, "run", *workers, f"{module}.*",
+                             timeout=max(60.0, args.budget_min * 60 - (time.time() - t0)))
                 finished = run.returncode == 0
                 if not finished:  # mutmut stopped of itself: its last words kept in the report
                     stopped = (run.stderr or run.stdout).strip().splitlines()[-3:]
