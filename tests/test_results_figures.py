@@ -2670,3 +2670,30 @@ def test_mutation_traces_cost_export_telemetry_2026_12_05c():
     assert f"{sum(f'## {n}' + chr(10) not in later for n in equiv)} of the rest are equivalent" in text
     assert "**not met**" in text
 
+
+
+def test_mutation_telemetry_traces_score_2026_12_05d():
+    d = DATA / "2026-12-05d-mutation"
+    text = re.sub(r"\s+", " ", _section("## Mutation: mutmut's re-run fixed, telemetry 99.7 %"))
+    _check_mutation_rows(d, text, [("report-telemetry.json", "linkroof.readers.telemetry"),
+                                   ("report-traces.json", "linkroof.roofline.traces")])
+    stems = re.findall(r"`((?:telemetry|traces|timeline|score)-[\w-]+-reapplied)\.txt`\)?: (\d+) killed", text)
+    assert len(stems) == 7
+    for stem, said in stems:
+        assert int(said) == (d / f"{stem}.txt").read_text().count("\nkilled "), stem
+    # score's first chunk: its open, handed out in three groups, are the survivors of the saved results
+    live = json.loads(__import__("gzip").open(d / "score-live-at-12-46.meta.json.gz", "rt").read())["exit_code_by_key"]
+    handed = sum((d / f"score-open-{g}-diffs.txt").read_text().count("\n## ") + 1 for g in "abc")
+    assert f"That chunk's {handed} open" in text and handed <= sum(c == 0 for c in live.values())
+    # score's row: mutmut's exit codes in the results saved with its last run (33: no test runs the function)
+    m = json.loads((d / "report-score.json").read_text())["modules"]["linkroof.scoring.score"]
+    codes = json.loads(__import__("gzip").open(d / "meta" / "linkroof.scoring.score.meta.json.gz", "rt").read())[
+        "exit_code_by_key"]
+    assert sum(c == 1 for c in codes.values()) == m["killed"]
+    assert sum(c == 33 for c in codes.values()) == m["no tests"]
+    assert sum(c == 0 for c in codes.values()) == m["open"] + m["equivalent"] + m["text"]
+    assert sum(c is None or c < 0 for c in codes.values()) == m["other"]
+    row = (f"| score | {m['killed']} | {m['open']} | {m['equivalent']} | {m['text']} | {m['no tests']} | {m['other']} | "
+           f"{m['killed'] / (m['killed'] + m['open']) * 100:.1f} % of those run with tests | `report-score.json` |")
+    assert row in text, row
+    assert "**not met**" in text
