@@ -2678,7 +2678,7 @@ def test_mutation_telemetry_traces_score_2026_12_05d():
     _check_mutation_rows(d, text, [("report-telemetry.json", "linkroof.readers.telemetry"),
                                    ("report-traces.json", "linkroof.roofline.traces")])
     stems = re.findall(r"`((?:telemetry|traces|timeline|score)-[\w-]+-reapplied)\.txt`\)?: (\d+) killed", text)
-    assert len(stems) == 7
+    assert len(stems) == 8
     for stem, said in stems:
         assert int(said) == (d / f"{stem}.txt").read_text().count("\nkilled "), stem
     # score's first chunk: its open, handed out in three groups, are the survivors of the saved results
