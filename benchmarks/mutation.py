@@ -279,6 +279,7 @@ def main() -> int:
               "load": os.getloadavg(), "restored": restored,
               "stats": "taken again over the whole suite" if fresh else "kept (new tests added)", "modules": {}}
     equiv = equivalents()
+    workers = ["--max-children", str(args.max_children)] if args.max_children else []
     for module in args.modules:
         lines: list[str] = []
         stopped: list[str] = []
@@ -290,12 +291,10 @@ def main() -> int:
                         if line.strip().startswith(module + ".") and line.strip().endswith(": survived")]
                 kept = [n for n in kept if n not in settled(module) and n not in equiv]
                 if kept:
-                    mutmut(work, "run", *(["--max-children", str(args.max_children)] if args.max_children else []),
-                           *kept, timeout=args.budget_min * 60)
+                    mutmut(work, "run", *workers, *kept, timeout=args.budget_min * 60)
             if args.no_run:
                 finished = True
             else:
-                workers = ["--max-children", str(args.max_children)] if args.max_children else []
                 run = mutmut(work, "run", *workers, f"{module}.*",
                              timeout=max(60.0, args.budget_min * 60 - (time.time() - t0)))
                 finished = run.returncode == 0
