@@ -690,7 +690,7 @@ def copy_tree() -> Path:
     dest.mkdir()
     skip = shutil.ignore_patterns("__pycache__", ".hypothesis", "*.pyc", ".pytest_cache")
     for item in ROOT.iterdir():
-        if item.name in (".git", ".venv", ".mirror", ".hypothesis") or item.name.startswith(".venv"):
+        if item.name in (".git", ".venv", ".mirror", ".hypothesis", ".mutation", "mutants") or item.name.startswith(".venv"):
             continue
         if item.is_dir():
             shutil.copytree(item, dest / item.name, ignore=skip, symlinks=True)
