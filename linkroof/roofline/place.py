@@ -27,6 +27,13 @@ class PlacementError(LinkroofError, ValueError):
 
 def place(workload: Workload, measured_time_s: float, model: MachineModel, kind: str = "measured",
           mechanism: str | None = None) -> Placement:
+    bad = [f"{what} {v!r}" for what, v in [*((f"FLOPs ({d})", f) for d, f in workload.flops.items()),
+                                           ("HBM bytes", workload.hbm_bytes),
+                                           *((f"link bytes ({k})", b) for k, b in workload.link_bytes.items()),
+                                           ("message size", workload.message_bytes)]
+           if v is not None and not v >= 0]
+    if bad:  # a negative message size reached a ceiling's size curve and divided by zero (2026-12-05)
+        raise PlacementError(f"workload {workload.name!r}: counts must be zero or more, not " + ", ".join(bad))
     terms: dict[str, float] = {}
     flags: list[str] = []
     compute_time = 0.0
