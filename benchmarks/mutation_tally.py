@@ -19,7 +19,8 @@ Each mutant gets one class, in this order:
 - not run: neither mutmut nor a log ran it.
 The share is killed / (killed + open + no tests), as in mutation.py's reports; "not run"
 is counted beside it, never in it. A saved result for a function changed since is refused
-(its mutant numbers would name other changes).
+(its mutant numbers would name other changes) unless --void-changed: then that function's
+saved results are dropped and its current mutants are judged by the logs alone.
 """
 
 from __future__ import annotations
@@ -53,16 +54,22 @@ def read_logs(paths: list[Path]) -> tuple[dict[str, str], dict[str, str]]:
 
 
 def tally(module: str, meta: dict, logs: list[Path], root: Path = ROOT,
-          equiv: dict[str, str] | None = None) -> dict:
+          equiv: dict[str, str] | None = None, void_changed: bool = False) -> dict:
     diffs, hashes = mutant_diffs(module, root)
     saved = meta.get("hash_by_function_name", {})
     changed = sorted(f for f, h in saved.items() if hashes and hashes.get(f) != h)
-    if changed:
-        raise SystemExit(f"{module}: functions changed since the results were saved: {', '.join(changed)}")
+    if changed and not void_changed:
+        raise SystemExit(f"{module}: functions changed since the results were saved: {', '.join(changed)} "
+                         "(--void-changed: their saved results dropped, their mutants made again from the source)")
+    codes = dict(meta["exit_code_by_key"])
+    for func in changed:  # mutmut's numbers name other changes now: only logs of the current source judge them
+        prefix = f"{module}.{func}__mutmut_"
+        codes = {n: c for n, c in codes.items() if not n.startswith(prefix)}
+        codes.update({n: None for n in diffs if n.startswith(prefix)})
     equiv = equivalents() if equiv is None else equiv
     killed, survived = read_logs(logs)
     classes: dict[str, str] = {}
-    for name, code in sorted(meta["exit_code_by_key"].items()):
+    for name, code in sorted(codes.items()):
         if code == 1:
             cls = "killed (mutmut)"
         elif name in killed:
@@ -85,7 +92,7 @@ def tally(module: str, meta: dict, logs: list[Path], root: Path = ROOT,
     judged = k + counts["open"] + counts["no tests"]
     return {"module": module, "mutants": len(classes), "counts": counts,
             "killed_share": round(k / judged, 4) if judged else None,
-            "logs": sorted({p.name for p in logs}),
+            "logs": sorted({p.name for p in logs}), "changed_since_saved": changed,
             "open": sorted(n for n, c in classes.items() if c in ("open", "no tests", "not run"))}
 
 
@@ -94,13 +101,16 @@ def main() -> int:
     ap.add_argument("module")
     ap.add_argument("--meta", required=True, help="mutmut's saved results for the module (.meta.json[.gz])")
     ap.add_argument("--log", action="append", default=[], help="a mutants.py log, or a glob of them (repeatable)")
+    ap.add_argument("--void-changed", action="store_true",
+                    help="a function changed since the results were saved: drop its saved results and judge its "
+                         "current mutants by the logs only (give only logs made against the current source)")
     ap.add_argument("--json", action="store_true", help="print the whole tally as JSON")
     args = ap.parse_args()
     logs = sorted({Path(p) for pattern in args.log for p in glob.glob(pattern)})
     missing = [p for p in args.log if not glob.glob(p)]
     if missing:
         ap.error(f"no log matches {', '.join(missing)}")
-    t = tally(args.module, load_meta(Path(args.meta)), logs)
+    t = tally(args.module, load_meta(Path(args.meta)), logs, void_changed=args.void_changed)
     if args.json:
         print(json.dumps(t, indent=1))
     else:

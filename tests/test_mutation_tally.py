@@ -70,3 +70,14 @@ def test_read_logs_takes_a_kill_from_any_log(tmp_path):
     two.write_text("killed m_1\n")
     killed, survived = T.read_logs([one, two])
     assert killed == {"m_2": "one.txt", "m_1": "two.txt"} and survived == {"m_1": "one.txt"}
+
+
+def test_a_changed_function_voided_is_judged_by_the_logs_alone(tree):
+    names, hashes, _ = _names(tree)
+    stale = {n: 1 for n in names} | {"pkg.mod.x_f__mutmut_999": 1}  # a number the current source has not
+    log = tree / "new-reapplied.txt"
+    log.write_text(f"killed {names[0]}\nSURVIVED {names[1]}\n")
+    t = T.tally("pkg.mod", {"exit_code_by_key": stale, "hash_by_function_name": {"x_f": "other"}}, [log],
+                root=tree, equiv={}, void_changed=True)
+    assert t["changed_since_saved"] == ["x_f"] and t["mutants"] == len(names)
+    assert t["counts"]["killed (mutmut)"] == 0 and t["counts"]["killed (log)"] == 1 and t["counts"]["open"] == 1

@@ -233,10 +233,10 @@ def free_port() -> int:
 def child_command(ranks: int, port: int, args: list[str]) -> list[tuple[list[str], dict[str, str]]]:
     """The child's processes, one per rank, each with the process-group variables
     torchrun would set (the judge starts them itself, so that each inherits only its own
-    channel descriptor)."""
-    env = dict(os.environ)
-    env.setdefault("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1")  # no NVLink multicast, ever
-    env.setdefault("NCCL_NVLS_ENABLE", "0")
+    channel descriptor), and NVLink multicast off whatever the caller's environment says."""
+    # no NVLink multicast, ever: set over the caller's own values (until 2026-12-05 they were only defaults,
+    # so a caller's NCCL_NVLS_ENABLE=1 reached every candidate)
+    env = dict(os.environ, TORCH_SYMM_MEM_DISABLE_MULTICAST="1", NCCL_NVLS_ENABLE="0", NVSHMEM_DISABLE_NVLS="1")
     out = []
     for r in range(max(1, ranks)):
         e = dict(env, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(r), LOCAL_RANK=str(r),
