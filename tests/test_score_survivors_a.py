@@ -146,13 +146,12 @@ def test_a_collective_without_an_nccl_figure_has_no_nccl_sentence(profile):
     assert "nccl" not in out and out["limiter"] == "memory"
 
 
-def test_where_advise_refuses_the_size_the_nccl_sentence_stops_at_nccls_time(profile):
-    """A size of -1 B: nccl_baseline holds its smallest figure (8 B), advise refuses a
-    size under 1 byte (ValueError): no fastest mechanism is named."""
+def test_a_negative_message_size_is_a_placement_note_not_a_row_of_figures(profile):
+    """A size of -1 B: place() refuses it by name (since 2026-12-05; before, nccl_baseline
+    held its smallest figure and advise refused the size), and the row says why."""
     wl = Workload(name="x", hbm_bytes=1e6, pattern="all_reduce", message_bytes=-1, ranks=2)
-    out = S._placed(wl, 10e-6, profile)
-    assert out["nccl"] == ("NCCL on this machine: all_reduce of -1 B over 2 ranks in 5.8 us "
-                           "(nearest measured size 8 B (outside the sweep))")
+    assert S._placed(wl, 10e-6, profile) == {
+        "placement_note": "workload 'x': counts must be zero or more, not message size -1"}
 
 
 # ------------------------------------------------------------------ kernelbench_row
