@@ -54,7 +54,9 @@ def read_logs(paths: list[Path]) -> tuple[dict[str, str], dict[str, str]]:
 
 
 def tally(module: str, meta: dict, logs: list[Path], root: Path = ROOT,
-          equiv: dict[str, str] | None = None, void_changed: bool = False) -> dict:
+          equiv: dict[str, str] | None = None, void_changed: bool = False, fresh: list[Path] = ()) -> dict:
+    """`fresh`: logs made against the current source, the only ones that judge a function
+    changed since the results were saved (older logs' names meant other changes there)."""
     diffs, hashes = mutant_diffs(module, root)
     saved = meta.get("hash_by_function_name", {})
     changed = sorted(f for f, h in saved.items() if hashes and hashes.get(f) != h)
@@ -67,7 +69,14 @@ def tally(module: str, meta: dict, logs: list[Path], root: Path = ROOT,
         codes = {n: c for n, c in codes.items() if not n.startswith(prefix)}
         codes.update({n: None for n in diffs if n.startswith(prefix)})
     equiv = equivalents() if equiv is None else equiv
-    killed, survived = read_logs(logs)
+    killed, survived = read_logs([*logs, *fresh])
+    if changed:
+        stale = tuple(f"{module}.{func}__mutmut_" for func in changed)
+        new_killed, new_survived = read_logs(list(fresh))
+        killed = {n: w for n, w in killed.items() if not n.startswith(stale)} | {
+            n: w for n, w in new_killed.items() if n.startswith(stale)}
+        survived = {n: w for n, w in survived.items() if not n.startswith(stale)} | {
+            n: w for n, w in new_survived.items() if n.startswith(stale)}
     classes: dict[str, str] = {}
     for name, code in sorted(codes.items()):
         if code == 1:
@@ -92,7 +101,7 @@ def tally(module: str, meta: dict, logs: list[Path], root: Path = ROOT,
     judged = k + counts["open"] + counts["no tests"]
     return {"module": module, "mutants": len(classes), "counts": counts,
             "killed_share": round(k / judged, 4) if judged else None,
-            "logs": sorted({p.name for p in logs}), "changed_since_saved": changed,
+            "logs": sorted({p.name for p in logs}), "fresh_logs": sorted({p.name for p in fresh}), "changed_since_saved": changed,
             "open": sorted(n for n, c in classes.items() if c in ("open", "no tests", "not run"))}
 
 
@@ -101,16 +110,21 @@ def main() -> int:
     ap.add_argument("module")
     ap.add_argument("--meta", required=True, help="mutmut's saved results for the module (.meta.json[.gz])")
     ap.add_argument("--log", action="append", default=[], help="a mutants.py log, or a glob of them (repeatable)")
+    ap.add_argument("--fresh-log", action="append", default=[],
+                    help="a log (or glob) made against the current source: with --void-changed, the only logs "
+                         "that judge a changed function")
     ap.add_argument("--void-changed", action="store_true",
                     help="a function changed since the results were saved: drop its saved results and judge its "
                          "current mutants by the logs only (give only logs made against the current source)")
     ap.add_argument("--json", action="store_true", help="print the whole tally as JSON")
     args = ap.parse_args()
     logs = sorted({Path(p) for pattern in args.log for p in glob.glob(pattern)})
-    missing = [p for p in args.log if not glob.glob(p)]
+    fresh = sorted({Path(p) for pattern in args.fresh_log for p in glob.glob(pattern)})
+    logs = [p for p in logs if p not in fresh]
+    missing = [p for p in args.log + args.fresh_log if not glob.glob(p)]
     if missing:
         ap.error(f"no log matches {', '.join(missing)}")
-    t = tally(args.module, load_meta(Path(args.meta)), logs, void_changed=args.void_changed)
+    t = tally(args.module, load_meta(Path(args.meta)), logs, void_changed=args.void_changed, fresh=fresh)
     if args.json:
         print(json.dumps(t, indent=1))
     else:

@@ -77,7 +77,19 @@ def test_a_changed_function_voided_is_judged_by_the_logs_alone(tree):
     stale = {n: 1 for n in names} | {"pkg.mod.x_f__mutmut_999": 1}  # a number the current source has not
     log = tree / "new-reapplied.txt"
     log.write_text(f"killed {names[0]}\nSURVIVED {names[1]}\n")
-    t = T.tally("pkg.mod", {"exit_code_by_key": stale, "hash_by_function_name": {"x_f": "other"}}, [log],
-                root=tree, equiv={}, void_changed=True)
+    t = T.tally("pkg.mod", {"exit_code_by_key": stale, "hash_by_function_name": {"x_f": "other"}}, [],
+                root=tree, equiv={}, void_changed=True, fresh=[log])
     assert t["changed_since_saved"] == ["x_f"] and t["mutants"] == len(names)
     assert t["counts"]["killed (mutmut)"] == 0 and t["counts"]["killed (log)"] == 1 and t["counts"]["open"] == 1
+
+
+def test_a_changed_function_is_judged_by_fresh_logs_only(tree):
+    """An older log's name means another change in a changed function: only a fresh log counts there."""
+    names, hashes, _ = _names(tree)
+    old, new = tree / "old-reapplied.txt", tree / "again-reapplied.txt"
+    old.write_text(f"killed {names[0]}\nkilled {names[1]}\n")
+    new.write_text(f"SURVIVED {names[0]}\nkilled {names[2]}\n")
+    t = T.tally("pkg.mod", {"exit_code_by_key": {n: 1 for n in names}, "hash_by_function_name": {"x_f": "other"}},
+                [old], root=tree, equiv={}, void_changed=True, fresh=[new])
+    assert t["counts"]["killed (log)"] == 1 and t["counts"]["open"] == 1  # names[1]'s old kill is not counted
+    assert t["fresh_logs"] == ["again-reapplied.txt"]
