@@ -102,7 +102,24 @@ def tally(module: str, meta: dict, logs: list[Path], root: Path = ROOT,
     return {"module": module, "mutants": len(classes), "counts": counts,
             "killed_share": round(k / judged, 4) if judged else None,
             "logs": sorted({p.name for p in logs}), "fresh_logs": sorted({p.name for p in fresh}), "changed_since_saved": changed,
-            "open": sorted(n for n, c in classes.items() if c in ("open", "no tests", "not run"))}
+            "open": sorted(n for n, c in classes.items() if c in ("open", "no tests", "not run")),
+            "classes": classes, "killed_by": {n: killed[n] for n, c in classes.items() if c == "killed (log)"}}
+
+
+def write_survivors(t: dict, root: Path = ROOT) -> Path:
+    """The module's survivors file from a tally: each mutant neither mutmut nor a log
+    killed, one line each (name, class, why), as benchmarks/mutation.py writes it."""
+    equiv = equivalents()
+    why = {"equivalent": lambda n: equiv.get(n, ""), "text": lambda n: "the wording of a message or docstring, not a verdict"}
+    lines = [f"{n} {c} - " + why.get(c, lambda n: "TODO: a killing test, or why equivalent")(n)
+             for n, c in sorted(t["classes"].items()) if not c.startswith("killed")]
+    path = root / "tests" / "mutation" / "survivors" / f"{t['module']}.txt"
+    path.write_text(f"# Surviving mutants of {t['module']} (mutmut 3.8.1's mutants, judged by mutmut and by "
+                    "tests/tools/mutants.py logs: benchmarks/mutation_tally.py), one per line: name, class, why.\n"
+                    "# 'text' mutants change only a string's wording; 'equivalent' ones are justified in\n"
+                    "# tests/mutation/equivalent.txt; 'open', 'no tests' and 'not run' ones still need a run or a test.\n"
+                    + "\n".join(lines) + "\n")
+    return path
 
 
 def main() -> int:
@@ -117,6 +134,9 @@ def main() -> int:
                     help="a function changed since the results were saved: drop its saved results and judge its "
                          "current mutants by the logs only (give only logs made against the current source)")
     ap.add_argument("--json", action="store_true", help="print the whole tally as JSON")
+    ap.add_argument("--write-survivors", action="store_true",
+                    help="rewrite tests/mutation/survivors/MODULE.txt from this tally: every mutant not killed, "
+                         "with its class and reason")
     args = ap.parse_args()
     logs = sorted({Path(p) for pattern in args.log for p in glob.glob(pattern)})
     fresh = sorted({Path(p) for pattern in args.fresh_log for p in glob.glob(pattern)})
@@ -125,6 +145,8 @@ def main() -> int:
     if missing:
         ap.error(f"no log matches {', '.join(missing)}")
     t = tally(args.module, load_meta(Path(args.meta)), logs, void_changed=args.void_changed, fresh=fresh)
+    if args.write_survivors:
+        write_survivors(t)
     if args.json:
         print(json.dumps(t, indent=1))
     else:

@@ -2697,3 +2697,42 @@ def test_mutation_telemetry_traces_score_2026_12_05d():
            f"{m['killed'] / (m['killed'] + m['open']) * 100:.1f} % of those run with tests | `report-score.json` |")
     assert row in text, row
     assert "**not met**" in text
+
+
+def test_mutation_score_judged_whole_2026_12_05e():
+    """score's and timeline's rows from their tallies: the classes add up, each kill by a log
+    is a "killed" line of that log, each kill by mutmut is exit code 1 in the saved results."""
+    import gzip
+
+    d = DATA / "2026-12-05e-mutation"
+    text = re.sub(r"\s+", " ", _section("## Mutation: score judged whole"))
+    metas = {"score": DATA / "2026-12-05d-mutation" / "meta" / "linkroof.scoring.score.meta.json.gz",
+             "timeline": d / "meta" / "linkroof.roofline.timeline.meta.json.gz"}
+    for short, meta in metas.items():
+        t = json.loads((d / f"tally-{short}.json").read_text())
+        c, classes = t["counts"], t["classes"]
+        assert {k: sum(v == k for v in classes.values()) for k in c} == c and len(classes) == t["mutants"]
+        killed = c["killed (mutmut)"] + c["killed (log)"]
+        share = killed / (killed + c["open"] + c["no tests"])
+        row = (f"| {short} | {c['killed (mutmut)']} | {c['killed (log)']} | {c['equivalent']} | {c['text']} | "
+               f"{c['open']} | {c['no tests']} | {c['not run']} | {share * 100:.1f} % | `tally-{short}.json` |")
+        assert row in text, row
+        logs = {}
+        for name, log in t["killed_by"].items():
+            if log not in logs:
+                path = d / log if (d / log).exists() else DATA / "2026-12-05d-mutation" / log
+                logs[log] = {ln.split()[1] for ln in path.read_text().splitlines() if ln.startswith("killed ")}
+            assert name in logs[log], (name, log)
+        codes = json.loads(gzip.open(meta, "rt").read())["exit_code_by_key"]
+        assert all(codes.get(n) == 1 for n, k in classes.items() if k == "killed (mutmut)"), short
+        equiv = (ROOT / "tests" / "mutation" / "equivalent.txt").read_text()
+        assert all(f"{n} - " in equiv for n, k in classes.items() if k == "equivalent"), short
+    r = json.loads((d / "report-clockstate-timeline-advise-contradictions.json").read_text())["modules"]
+    for mod, said in (("clockstate", "clockstate 424 killed, 0 open"), ("advise", "advise 295, 0 open"),
+                      ("contradictions", "contradictions 255, 0 open"), ("timeline", "timeline 2049 killed, 7 open")):
+        m = r[f"linkroof.roofline.{mod}"]
+        assert said.split(",")[0].split()[-2 if "killed" in said else -1] == str(m["killed"]) and \
+            f"{m['open']} open" in said and said in text, mod
+    assert "`timeline-open-reapplied.txt`: 6 killed" in text
+    assert (d / "timeline-open-reapplied.txt").read_text().count("\nkilled ") == 6
+    assert "is **met**" in text

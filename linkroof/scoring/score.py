@@ -1175,10 +1175,9 @@ def _placed(workload: Any, t: float, profile: Any) -> dict:
     if base is not None and workload.pattern:
         text = (f"NCCL on this machine: {workload.pattern} of {workload.message_bytes} B over {base.ranks} ranks in "
                 f"{base.median_s * 1e6:.1f} us ({base.how})")
-        try:
-            best = advise(profile, workload.message_bytes, workload.pattern).fastest
-        except ValueError:
-            best = None
+        # a size under 1 byte, which advise refuses, never gets here: place() refuses a negative one and
+        # nccl_baseline has no figure for 0 (the try around this call was dead code, 2026-12-05)
+        best = advise(profile, workload.message_bytes, workload.pattern).fastest
         if best is not None:
             text += (f"; the fastest mechanism this profile measured at this size: {best.mechanism} "
                      f"({best.time_s * 1e6:.1f} us)")
