@@ -110,7 +110,9 @@ def write_survivors(t: dict, root: Path = ROOT) -> Path:
     """The module's survivors file from a tally: each mutant neither mutmut nor a log
     killed, one line each (name, class, why), as benchmarks/mutation.py writes it."""
     equiv = equivalents()
-    why = {"equivalent": lambda n: equiv.get(n, ""), "text": lambda n: "the wording of a message or docstring, not a verdict"}
+    why = {"equivalent": lambda n: equiv.get(n, ""), "text": lambda n: "the wording of a message or docstring, not a verdict",
+           "timeout": lambda n: "mutmut timed out on it (a test made to hang: detected, left out of the share)",
+           "not run": lambda n: "neither mutmut nor a log ran it"}
     lines = [f"{n} {c} - " + why.get(c, lambda n: "TODO: a killing test, or why equivalent")(n)
              for n, c in sorted(t["classes"].items()) if not c.startswith("killed")]
     path = root / "tests" / "mutation" / "survivors" / f"{t['module']}.txt"

@@ -2707,15 +2707,17 @@ def test_mutation_score_judged_whole_2026_12_05e():
     d = DATA / "2026-12-05e-mutation"
     text = re.sub(r"\s+", " ", _section("## Mutation: score judged whole"))
     metas = {"score": DATA / "2026-12-05d-mutation" / "meta" / "linkroof.scoring.score.meta.json.gz",
-             "timeline": d / "meta" / "linkroof.roofline.timeline.meta.json.gz"}
+             "timeline": d / "meta" / "linkroof.roofline.timeline.meta.json.gz",
+             "telemetry": DATA / "2026-12-05d-mutation" / "meta" / "linkroof.readers.telemetry.meta.json.gz"}
     for short, meta in metas.items():
         t = json.loads((d / f"tally-{short}.json").read_text())
         c, classes = t["counts"], t["classes"]
         assert {k: sum(v == k for v in classes.values()) for k in c} == c and len(classes) == t["mutants"]
         killed = c["killed (mutmut)"] + c["killed (log)"]
         share = killed / (killed + c["open"] + c["no tests"])
+        timed = f" ({c['timeout']} timed out, left out)" if c["timeout"] else ""
         row = (f"| {short} | {c['killed (mutmut)']} | {c['killed (log)']} | {c['equivalent']} | {c['text']} | "
-               f"{c['open']} | {c['no tests']} | {c['not run']} | {share * 100:.1f} % | `tally-{short}.json` |")
+               f"{c['open']} | {c['no tests']} | {c['not run']} | {share * 100:.1f} %{timed} | `tally-{short}.json` |")
         assert row in text, row
         logs = {}
         for name, log in t["killed_by"].items():
