@@ -521,6 +521,7 @@ def test_counted_flops_give_a_floor_whatever_the_bytes_but_bytes_within_two_l2s_
     out = S.with_counters(_row(), "k.py", "m:inputs", PROFILE, 0.02, str(tmp_path), count=c.count)
     assert len(c.floors) == 1 and out["counted_floor_s"] == 10e-6
     assert c.floors[0][0].hbm_bytes == 0.0 and c.floors[0][0].flops == {"fp32": 1e6}
+    assert "DRAM bytes" not in out["counted_floor_basis"]  # the basis says what the floor used
     assert out["counters_note"] == ("the floor is the FLOPs' alone: 4,096 DRAM bytes fit in 2 L2s, and ncu counts "
                                     "them from a flushed cache")
     assert out["counted"]["dram_bytes"] == 4096.0  # the count itself is still reported

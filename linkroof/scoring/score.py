@@ -239,7 +239,7 @@ def child_command(ranks: int, port: int, args: list[str]) -> list[tuple[list[str
     torchrun would set (the judge starts them itself, so that each inherits only its own
     channel descriptor), and NVLink multicast off whatever the caller's environment says."""
     # no NVLink multicast, ever: set over the caller's own values (until 2026-12-05 they were only defaults,
-    # so a caller's NCCL_NVLS_ENABLE=1 reached every candidate)
+    # so a caller's own values reached every candidate)
     env = dict(os.environ, TORCH_SYMM_MEM_DISABLE_MULTICAST="1", NCCL_NVLS_ENABLE="0", NVSHMEM_DISABLE_NVLS="1")
     out = []
     for r in range(max(1, ranks)):
@@ -1080,6 +1080,7 @@ def with_counters(row: dict, spec: str, inputs: str, profile: Any, margin: float
                                     f"{COUNTED_OVER_L2} L2s, and ncu counts them from a flushed cache")
         if floor is not None:
             floor["basis"] = floor["basis"].replace("the workload's FLOPs and bytes (stated)",
+                                                    "the FLOPs ncu counted (measured)" if small else
                                                     "the FLOPs and DRAM bytes ncu counted (measured)")
             row["counted_floor_s"], row["counted_floor_basis"] = floor["floor_s"], floor["basis"]
             known = [("", c) for c in (row.get("suspect") or {}).get("likely_causes", [])]
